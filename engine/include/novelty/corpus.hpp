@@ -1,0 +1,128 @@
+// A corpus directory (docs/formats.md): manifest.json, papers.sqlite, vectors.npy, caches.
+#pragma once
+
+#include "novelty/dates.hpp"
+#include "novelty/import.hpp"
+#include "novelty/npy.hpp"
+#include "novelty/paper.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+/// The format version written to manifest.json; readers refuse newer versions.
+inline constexpr int corpus_format_version = 1;
+
+/// How rows are ordered, as recorded in the manifest.
+inline constexpr const char* corpus_row_order =
+    "effective date ascending (a partial date counts as the last day of its period), undated papers last, "
+    "ties by id (byte order)";
+
+struct EmbedderInfo {
+    std::string name;     ///< e.g. "all-MiniLM-L6-v2" or "external"
+    std::size_t dim = 0;
+    std::string pooling;  ///< "mean", "cls", or "" when unknown
+};
+
+struct SourceInfo {
+    std::string path;     ///< as given on the command line
+    std::string format;   ///< import format name
+    std::string field;    ///< field given to its records, "" when from the records
+    std::string sha256;
+    std::size_t records = 0;  ///< records imported from it
+    std::size_t skipped = 0;  ///< records skipped (only with skip_invalid)
+    std::size_t duplicates = 0;  ///< identical copies of earlier records, dropped
+};
+
+struct NameCount {
+    std::string name;
+    std::size_t count = 0;
+};
+
+/// Everything manifest.json records.
+struct CorpusManifest {
+    int format_version = corpus_format_version;
+    std::size_t count = 0;         ///< papers = rows
+    std::size_t dim = 0;           ///< 0 until vectors are attached
+    std::string dtype;             ///< "f32" | "f16" | "" (no vectors)
+    std::optional<EmbedderInfo> embedder;
+    std::string row_order = corpus_row_order;
+    std::vector<SourceInfo> sources;
+    std::string papers_sha256;
+    std::string vectors_sha256;    ///< "" without vectors
+    std::string created;           ///< UTC time of the import, ISO 8601
+    std::string date_min, date_max;  ///< as stored ("YYYY[-MM[-DD]]"), "" when no paper is dated
+    std::size_t n_dated = 0;         ///< rows [0, n_dated) have dates; the rest are undated
+    std::size_t n_with_citations = 0;
+    std::vector<NameCount> fields;   ///< every field, by count descending then name
+    std::vector<NameCount> venues;   ///< the 50 most common venues
+    std::size_t n_venues = 0;        ///< distinct venues
+    std::size_t n_skipped = 0;
+    std::size_t n_duplicates = 0;    ///< identical duplicate records dropped
+    std::vector<SkippedRecord> skipped;  ///< the first 100 skipped records
+};
+
+/// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid.
+CorpusManifest read_manifest(const std::string& dir);
+/// Writes DIR/manifest.json atomically (temporary file, then rename).
+void write_manifest(const std::string& dir, const CorpusManifest& manifest);
+
+/// An open, read-only corpus.
+class Corpus {
+public:
+    /// Opens DIR. Throws CorpusError when DIR is not a complete corpus: no manifest (an import
+    /// that did not finish), a manifest from a newer version, a papers table whose row count
+    /// differs from the manifest, or vectors.npy whose shape or dtype differ from it.
+    static Corpus open(const std::string& dir);
+
+    Corpus(Corpus&&) noexcept;
+    Corpus& operator=(Corpus&&) noexcept;
+    ~Corpus();
+
+    const std::string& dir() const;
+    const CorpusManifest& manifest() const;
+    std::size_t size() const;
+    bool has_vectors() const;
+    /// The normalised vectors, size() x dim, memory-mapped. Throws CorpusError without vectors.
+    const NpyMatrix& vectors() const;
+
+    /// The paper at `row` (< size()).
+    Paper paper(std::size_t row) const;
+    /// Row of the paper with this id, if any.
+    std::optional<std::size_t> find_row(const std::string& id) const;
+    /// Number of rows published on or before `cutoff` (compared by effective date). Because rows
+    /// are in date order with undated papers last, these are exactly rows [0, result).
+    std::size_t rows_through(const PartialDate& cutoff) const;
+    /// The corpus identity for provenance: SHA-256 over the papers and vectors checksums.
+    std::string identity() const;
+
+private:
+    struct Impl;
+    explicit Corpus(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Options of add_vectors.
+struct AddVectorsOptions {
+    std::string vectors_path;  ///< N x D .npy, float32 or float16
+    /// Optional: one paper id per line (or a .jsonl file with an "id" per line), naming the
+    /// paper of each vector row. Without it, row i belongs to corpus row i.
+    std::string ids_path;
+    /// Storage type; empty keeps the input's.
+    std::optional<DType> dtype;
+    EmbedderInfo embedder;     ///< name and pooling to record (dim is taken from the file)
+    std::function<void(std::size_t rows_done, std::size_t rows_total)> on_progress;
+};
+
+/// Attaches vectors to the corpus in DIR: checks the count (and ids), L2-normalises every row,
+/// rejects NaN, Inf and zero rows naming their paper ids (InputError; nothing is changed), writes
+/// vectors.npy in corpus row order, updates the manifest and removes caches computed from the
+/// previous vectors.
+void add_vectors(const std::string& dir, const AddVectorsOptions& options);
+
+}  // namespace novelty

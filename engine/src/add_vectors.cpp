@@ -1,0 +1,168 @@
+// novelty corpus add-vectors: attach an N x D matrix to a corpus, normalised, in row order.
+#include "file_util.hpp"
+#include "jsonl.hpp"
+#include "novelty/checksum.hpp"
+#include "novelty/corpus.hpp"
+#include "novelty/error.hpp"
+#include "novelty/vectors.hpp"
+#include "sqlite_db.hpp"
+
+#include <filesystem>
+#include <unordered_map>
+
+namespace novelty {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t max_named_rows = 20;
+
+// source_of_row[corpus row] = vector-file row.
+std::vector<std::size_t> read_id_order(const std::string& ids_path, const std::string& corpus_dir, std::size_t n_rows) {
+    std::unordered_map<std::string, std::size_t> row_of_id;
+    {
+        SqliteDb db((fs::path(corpus_dir) / "papers.sqlite").string(), SqliteDb::Mode::read_only);
+        auto q = db.prepare("SELECT row, id FROM papers");
+        while (q.step()) row_of_id.emplace(q.column_text(1), static_cast<std::size_t>(q.column_int(0)));
+    }
+    const std::size_t unset = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> source_of_row(row_of_id.size(), unset);
+    std::vector<std::size_t> line_of_row(row_of_id.size(), 0);
+    const bool jsonl = ids_path.ends_with(".jsonl") || ids_path.ends_with(".jsonl.gz");
+    std::size_t n_ids = 0;
+    auto take = [&](const std::string& id, std::size_t line) {
+        auto it = row_of_id.find(id);
+        if (it == row_of_id.end()) throw InputError(ids_path, line, "id '" + id + "' is not a paper of the corpus");
+        if (source_of_row[it->second] != unset)
+            throw InputError(ids_path, line,
+                             "id '" + id + "' appears twice (first at line " + std::to_string(line_of_row[it->second]) + ")");
+        source_of_row[it->second] = n_ids++;
+        line_of_row[it->second] = line;
+    };
+    if (jsonl) {
+        JsonlReader reader(ids_path);
+        nlohmann::json record;
+        while (reader.next(record)) {
+            auto it = record.find("id");
+            if (it == record.end() || !(it->is_string() || it->is_number_integer()))
+                throw InputError(ids_path, reader.line_number(), "missing 'id' (a string)");
+            take(it->is_string() ? it->get<std::string>() : it->dump(), reader.line_number());
+        }
+    } else {
+        LineReader reader(ids_path);
+        std::string line;
+        while (reader.next(line)) {
+            if (line.empty()) throw InputError(ids_path, reader.line_number(), "empty line: expected one paper id per line");
+            take(line, reader.line_number());
+        }
+    }
+    if (n_ids != n_rows)
+        throw InputError(ids_path, 0, "lists " + std::to_string(n_ids) + " ids but the vectors file has " +
+                                          std::to_string(n_rows) + " rows");
+    std::size_t missing = 0;
+    std::string named;
+    {
+        SqliteDb db((fs::path(corpus_dir) / "papers.sqlite").string(), SqliteDb::Mode::read_only);
+        auto q = db.prepare("SELECT id FROM papers WHERE row = ?");
+        for (std::size_t row = 0; row < source_of_row.size(); ++row) {
+            if (source_of_row[row] != unset) continue;
+            if (++missing <= 5) {
+                q.bind(1, static_cast<std::int64_t>(row));
+                q.step();
+                named += (named.empty() ? "" : ", ") + q.column_text(0);
+                q.reset();
+            }
+        }
+    }
+    if (missing > 0)
+        throw InputError(ids_path, 0, std::to_string(missing) + " corpus papers have no vector (e.g. " + named + ")");
+    return source_of_row;
+}
+
+std::string id_of_row(SqliteDb& db, std::size_t row) {
+    auto q = db.prepare("SELECT id FROM papers WHERE row = ?");
+    q.bind(1, static_cast<std::int64_t>(row));
+    return q.step() ? q.column_text(0) : "row " + std::to_string(row);
+}
+
+}  // namespace
+
+void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
+    CorpusManifest manifest = read_manifest(dir);
+    const NpyMatrix input = NpyMatrix::open(options.vectors_path);
+    if (input.ndim() != 2)
+        throw InputError(options.vectors_path, 0, "expected a 2-D array (papers x dim), found a 1-D array");
+    if (input.cols() == 0) throw InputError(options.vectors_path, 0, "vectors have dimension 0");
+    std::vector<std::size_t> source_of_row;
+    if (!options.ids_path.empty()) {
+        source_of_row = read_id_order(options.ids_path, dir, input.rows());
+    } else {
+        if (input.rows() != manifest.count)
+            throw InputError(options.vectors_path, 0,
+                             "has " + std::to_string(input.rows()) + " rows but the corpus has " +
+                                 std::to_string(manifest.count) + " papers (give --ids to match rows to papers by id)");
+        source_of_row.resize(manifest.count);
+        for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
+    }
+
+    const std::size_t dim = input.cols();
+    const DType dtype = options.dtype.value_or(input.dtype());
+    const fs::path root(dir);
+    const std::string vectors_path = (root / "vectors.npy").string();
+    SqliteDb db((root / "papers.sqlite").string(), SqliteDb::Mode::read_only);
+
+    // Written under a temporary name, renamed over vectors.npy only when every row is good.
+    const std::string staged = temp_sibling(vectors_path);
+    struct RemoveOnFailure {
+        const std::string& path;
+        bool keep = false;
+        ~RemoveOnFailure() {
+            std::error_code ignored;
+            if (!keep) fs::remove(path, ignored);
+        }
+    } staged_guard{staged};
+    NpyWriter writer(staged, dtype, dim);
+    const std::size_t batch = std::max<std::size_t>(1, (std::size_t(1) << 22) / (dim * sizeof(float)));
+    std::vector<float> rows(batch * dim);
+    std::vector<RowProblem> problems;
+    std::size_t n_bad = 0;
+    std::string named;
+    for (std::size_t start = 0; start < manifest.count; start += batch) {
+        const std::size_t n = std::min(batch, manifest.count - start);
+        for (std::size_t i = 0; i < n; ++i) input.row_as_f32(source_of_row[start + i], rows.data() + i * dim);
+        if (normalize_rows(rows.data(), n, dim, problems) > 0) {
+            for (std::size_t i = 0; i < n; ++i) {
+                if (problems[i] == RowProblem::none) continue;
+                if (++n_bad <= max_named_rows) {
+                    named += "\n  " + id_of_row(db, start + i) + " (vector row " + std::to_string(source_of_row[start + i]) +
+                             "): " + (problems[i] == RowProblem::zero ? "zero vector" : "contains NaN or Inf");
+                }
+            }
+        }
+        if (n_bad == 0) writer.append_f32(rows.data(), n);
+        if (options.on_progress) options.on_progress(start + n, manifest.count);
+    }
+    if (n_bad > 0) {
+        throw InputError(options.vectors_path, 0,
+                         std::to_string(n_bad) + " vectors cannot be normalised; the corpus is unchanged:" + named +
+                             (n_bad > max_named_rows ? "\n  ... and " + std::to_string(n_bad - max_named_rows) + " more" : ""));
+    }
+    writer.finish();
+    const std::string vectors_sha256 = sha256_file(staged);
+
+    manifest.dim = dim;
+    manifest.dtype = dtype_name(dtype);
+    EmbedderInfo embedder = options.embedder;
+    if (embedder.name.empty()) embedder.name = "external";
+    embedder.dim = dim;
+    manifest.embedder = embedder;
+    manifest.vectors_sha256 = vectors_sha256;
+    // Caches were computed from the old vectors: remove them before the new ones are visible.
+    fs::remove_all(root / "cache");
+    fs::rename(staged, vectors_path);
+    staged_guard.keep = true;
+    write_manifest(dir, manifest);
+}
+
+}  // namespace novelty

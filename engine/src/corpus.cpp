@@ -1,0 +1,105 @@
+// Opening a corpus directory read-only and looking papers up.
+#include "novelty/checksum.hpp"
+#include "novelty/corpus.hpp"
+#include "novelty/error.hpp"
+#include "sqlite_db.hpp"
+
+#include <filesystem>
+#include <optional>
+
+namespace novelty {
+
+struct Corpus::Impl {
+    std::string dir;
+    CorpusManifest manifest;
+    std::unique_ptr<SqliteDb> db;
+    std::optional<NpyMatrix> vectors;
+};
+
+Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Corpus::Corpus(Corpus&&) noexcept = default;
+Corpus& Corpus::operator=(Corpus&&) noexcept = default;
+Corpus::~Corpus() = default;
+
+Corpus Corpus::open(const std::string& dir) {
+    auto impl = std::make_unique<Impl>();
+    impl->dir = dir;
+    impl->manifest = read_manifest(dir);
+    const auto& m = impl->manifest;
+    const std::filesystem::path root(dir);
+    const std::string db_path = (root / "papers.sqlite").string();
+    if (!std::filesystem::exists(db_path)) throw CorpusError(dir + ": papers.sqlite is missing");
+    impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
+    {
+        auto count = impl->db->prepare("SELECT count(*) FROM papers");
+        count.step();
+        const auto rows = static_cast<std::size_t>(count.column_int(0));
+        if (rows != m.count)
+            throw CorpusError(dir + ": papers.sqlite has " + std::to_string(rows) + " rows but the manifest says " +
+                              std::to_string(m.count));
+    }
+    const std::string vectors_path = (root / "vectors.npy").string();
+    if (m.dim > 0) {
+        if (!std::filesystem::exists(vectors_path))
+            throw CorpusError(dir + ": the manifest lists vectors but vectors.npy is missing");
+        impl->vectors.emplace(NpyMatrix::open(vectors_path));
+        const NpyMatrix& v = *impl->vectors;
+        if (v.rows() != m.count || v.cols() != m.dim || dtype_name(v.dtype()) != m.dtype)
+            throw CorpusError(dir + ": vectors.npy is " + std::to_string(v.rows()) + " x " + std::to_string(v.cols()) +
+                              " " + dtype_name(v.dtype()) + " but the manifest says " + std::to_string(m.count) +
+                              " x " + std::to_string(m.dim) + " " + m.dtype + "; run 'novelty corpus add-vectors' again");
+    }
+    return Corpus(std::move(impl));
+}
+
+const std::string& Corpus::dir() const { return impl_->dir; }
+const CorpusManifest& Corpus::manifest() const { return impl_->manifest; }
+std::size_t Corpus::size() const { return impl_->manifest.count; }
+bool Corpus::has_vectors() const { return impl_->vectors.has_value(); }
+
+const NpyMatrix& Corpus::vectors() const {
+    if (!impl_->vectors)
+        throw CorpusError(impl_->dir + ": the corpus has no vectors yet (run 'novelty corpus add-vectors' or 'novelty corpus embed')");
+    return *impl_->vectors;
+}
+
+Paper Corpus::paper(std::size_t row) const {
+    if (row >= size()) throw UsageError("row " + std::to_string(row) + " is outside the corpus (" + std::to_string(size()) + " rows)");
+    auto q = impl_->db->prepare(
+        "SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations, extra FROM papers WHERE row = ?");
+    q.bind(1, static_cast<std::int64_t>(row));
+    if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
+    Paper p;
+    p.row = static_cast<std::size_t>(q.column_int(0));
+    p.id = q.column_text(1);
+    p.title = q.column_text(2);
+    p.abstract = q.column_text(3);
+    p.date = q.column_text(4);
+    p.sort_date = q.column_text(5);
+    if (!q.column_is_null(6)) p.year = static_cast<int>(q.column_int(6));
+    p.field = q.column_text(7);
+    p.venue = q.column_text(8);
+    if (!q.column_is_null(9)) p.citations = q.column_int(9);
+    p.extra_json = q.column_text(10);
+    return p;
+}
+
+std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
+    auto q = impl_->db->prepare("SELECT row FROM papers WHERE id = ?");
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return static_cast<std::size_t>(q.column_int(0));
+}
+
+std::size_t Corpus::rows_through(const PartialDate& cutoff) const {
+    auto q = impl_->db->prepare("SELECT count(*) FROM papers WHERE sort_date IS NOT NULL AND sort_date <= ?");
+    q.bind(1, cutoff.effective());
+    q.step();
+    return static_cast<std::size_t>(q.column_int(0));
+}
+
+std::string Corpus::identity() const {
+    return sha256_hex(impl_->manifest.papers_sha256 + ":" + impl_->manifest.vectors_sha256);
+}
+
+}  // namespace novelty

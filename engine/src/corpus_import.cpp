@@ -1,0 +1,333 @@
+// novelty corpus import: sources -> staging table -> date-ordered papers table + FTS5 index ->
+// manifest, built in a temporary sibling directory and renamed into place when complete.
+#include "file_util.hpp"
+#include "import/record_fields.hpp"
+#include "jsonl.hpp"
+#include "novelty/checksum.hpp"
+#include "novelty/corpus.hpp"
+#include "novelty/error.hpp"
+#include "novelty/import.hpp"
+#include "sqlite_db.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+namespace novelty {
+
+namespace fs = std::filesystem;
+
+ImportFormat parse_import_format(const std::string& name) {
+    if (name == "jsonl") return ImportFormat::jsonl;
+    if (name == "arxiv") return ImportFormat::arxiv;
+    if (name == "openalex") return ImportFormat::openalex;
+    if (name == "paperlists") return ImportFormat::paperlists;
+    throw UsageError("unknown import format '" + name + "' (expected jsonl, arxiv, openalex or paperlists)");
+}
+
+const char* import_format_name(ImportFormat format) {
+    switch (format) {
+        case ImportFormat::jsonl: return "jsonl";
+        case ImportFormat::arxiv: return "arxiv";
+        case ImportFormat::openalex: return "openalex";
+        case ImportFormat::paperlists: return "paperlists";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr std::size_t progress_every = 2000;
+constexpr std::size_t max_listed_skips = 100;
+constexpr std::size_t max_listed_venues = 50;
+
+// The temporary build directory; removed unless committed.
+class WorkDir {
+public:
+    explicit WorkDir(const fs::path& out) {
+        remove_stale_siblings(out);
+        path_ = out.parent_path() / (out.filename().string() + ".importing-" + std::to_string(::getpid()));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~WorkDir() {
+        if (!committed_) {
+            std::error_code ec;
+            fs::remove_all(path_, ec);
+        }
+    }
+    const fs::path& path() const { return path_; }
+    void committed() { committed_ = true; }
+
+private:
+    // Work directories of imports whose process is gone (killed part-way) are removed.
+    static void remove_stale_siblings(const fs::path& out) {
+        std::error_code ec;
+        const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+        const std::string prefix = out.filename().string() + ".importing-";
+        for (const auto& entry : fs::directory_iterator(parent, ec)) {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind(prefix, 0) != 0) continue;
+            try {
+                const pid_t pid = static_cast<pid_t>(std::stol(name.substr(prefix.size())));
+                if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    fs::path path_;
+    bool committed_ = false;
+};
+
+void check_options(const ImportOptions& options) {
+    if (options.sources.empty()) throw UsageError("no input files: give at least one --in FILE");
+    if (options.out_dir.empty()) throw UsageError("no output directory: give --out DIR");
+    for (const auto& source : options.sources) {
+        std::error_code ec;
+        if (!fs::exists(source.path, ec)) throw InputError(source.path, 0, "no such file");
+        if (fs::is_directory(source.path, ec)) throw InputError(source.path, 0, "is a directory, not a file");
+    }
+    std::error_code ec;
+    if (fs::exists(options.out_dir, ec)) {
+        if (!options.overwrite)
+            throw UsageError(options.out_dir + " already exists; choose another --out or pass --overwrite to replace the corpus there");
+        if (!fs::exists(fs::path(options.out_dir) / "manifest.json", ec))
+            throw UsageError(options.out_dir + " exists and is not a corpus (no manifest.json); refusing to replace it");
+    }
+}
+
+void create_schema(SqliteDb& db) {
+    db.exec(R"sql(
+        PRAGMA journal_mode = OFF;
+        PRAGMA synchronous = OFF;
+        PRAGMA temp_store = FILE;
+        PRAGMA cache_size = -65536;
+        CREATE TABLE staging.staging (
+            id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, abstract TEXT NOT NULL, date TEXT,
+            sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
+            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE papers (
+            row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
+            date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
+            extra TEXT NOT NULL);
+    )sql");
+}
+
+struct Reading {
+    std::vector<SourceInfo> sources;
+    std::size_t accepted = 0;
+    std::size_t skipped = 0;
+    std::size_t duplicates = 0;
+    std::vector<SkippedRecord> skipped_first;
+};
+
+Reading read_sources(const ImportOptions& options, SqliteDb& db) {
+    Reading reading;
+    auto insert = db.prepare(
+        "INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
+        "src_file, src_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    auto where = db.prepare(
+        "SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), coalesce(venue, ''), "
+        "citations, extra FROM staging.staging WHERE id = ?");
+    ImportProgress progress;
+    progress.n_files = options.sources.size();
+    progress.stage = "reading";
+    db.exec("BEGIN");
+    for (std::size_t file_index = 0; file_index < options.sources.size(); ++file_index) {
+        const ImportSource& source = options.sources[file_index];
+        SourceInfo info{source.path, import_format_name(source.format), source.field, sha256_file(source.path), 0, 0, 0};
+        JsonlReader reader(source.path);
+        progress.file_index = file_index;
+        progress.file_bytes = reader.lines().file_size();
+        nlohmann::json record;
+        auto skip_or_throw = [&](const InputError& error) {
+            if (!options.skip_invalid) throw error;
+            SkippedRecord skip{error.file(), error.line(), error.problem()};
+            ++info.skipped;
+            ++reading.skipped;
+            if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
+            if (options.on_skip) options.on_skip(skip);
+        };
+        for (;;) {
+            try {
+                if (!reader.next(record)) break;
+            } catch (const InputError& error) {
+                if (error.line() == 0 || error.problem().rfind("read error", 0) == 0 ||
+                    error.problem().rfind("corrupt", 0) == 0 || error.problem().rfind("compressed", 0) == 0)
+                    throw;  // the file itself is unreadable: skipping cannot help
+                skip_or_throw(error);
+                continue;
+            }
+            const std::size_t line = reader.line_number();
+            try {
+                Paper paper = import_detail::paper_from_record(source.format, record, source.path, line, source.field);
+                insert.bind(1, paper.id);
+                insert.bind(2, paper.title);
+                insert.bind(3, paper.abstract);
+                if (paper.date.empty()) insert.bind_null(4); else insert.bind(4, paper.date);
+                if (paper.sort_date.empty()) insert.bind_null(5); else insert.bind(5, paper.sort_date);
+                if (paper.year) insert.bind(6, static_cast<std::int64_t>(*paper.year)); else insert.bind_null(6);
+                if (paper.field.empty()) insert.bind_null(7); else insert.bind(7, paper.field);
+                if (paper.venue.empty()) insert.bind_null(8); else insert.bind(8, paper.venue);
+                insert.bind(9, paper.citations);
+                insert.bind(10, paper.extra_json);
+                insert.bind(11, static_cast<std::int64_t>(file_index));
+                insert.bind(12, static_cast<std::int64_t>(line));
+                try {
+                    insert.step();
+                } catch (const SqliteConstraint&) {
+                    insert.reset();
+                    where.bind(1, paper.id);
+                    std::string first = "earlier";
+                    bool identical = false;
+                    if (where.step()) {
+                        first = options.sources[static_cast<std::size_t>(where.column_int(0))].path + ":" +
+                                std::to_string(where.column_int(1));
+                        identical = where.column_text(2) == paper.title && where.column_text(3) == paper.abstract &&
+                                    where.column_text(4) == paper.date && where.column_text(5) == paper.field &&
+                                    where.column_text(6) == paper.venue &&
+                                    (where.column_is_null(7) ? !paper.citations
+                                                             : paper.citations && *paper.citations == where.column_int(7)) &&
+                                    where.column_text(8) == paper.extra_json;
+                    }
+                    where.reset();
+                    if (!identical)
+                        throw InputError(source.path, line, "duplicate id '" + paper.id + "' (first seen at " + first + ")");
+                    // The same record twice: keeping one loses nothing.
+                    ++info.duplicates;
+                    ++reading.duplicates;
+                    if (options.on_duplicate)
+                        options.on_duplicate(SkippedRecord{source.path, line,
+                                                           "identical copy of the record at " + first + " dropped"});
+                    continue;
+                }
+                insert.reset();
+                ++info.records;
+                ++reading.accepted;
+            } catch (const InputError& error) {
+                skip_or_throw(error);
+            }
+            if (options.on_progress && (info.records + info.skipped) % progress_every == 0) {
+                progress.records = reading.accepted;
+                progress.bytes_read = reader.lines().bytes_read();
+                options.on_progress(progress);
+            }
+        }
+        if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
+        reading.sources.push_back(info);
+        progress.records = reading.accepted;
+        progress.bytes_read = progress.file_bytes;
+        if (options.on_progress) options.on_progress(progress);
+    }
+    db.exec("COMMIT");
+    if (reading.accepted == 0)
+        throw InputError(options.sources.size() == 1 ? options.sources[0].path : "the input files", 0,
+                         "no valid records: every record was skipped, and a corpus cannot be empty");
+    return reading;
+}
+
+void order_and_index(SqliteDb& db, const ImportOptions& options) {
+    ImportProgress progress;
+    progress.n_files = options.sources.size();
+    progress.stage = "ordering";
+    if (options.on_progress) options.on_progress(progress);
+    db.exec(R"sql(
+        BEGIN;
+        INSERT INTO papers (row, id, title, abstract, date, sort_date, year, field, venue, citations, extra)
+        SELECT row_number() OVER (ORDER BY sort_date IS NULL, sort_date, id) - 1,
+               id, title, abstract, date, sort_date, year, field, venue, citations, extra
+        FROM staging.staging ORDER BY sort_date IS NULL, sort_date, id;
+        CREATE INDEX papers_sort_date ON papers (sort_date);
+        COMMIT;
+    )sql");
+    progress.stage = "indexing";
+    if (options.on_progress) options.on_progress(progress);
+    db.exec(R"sql(
+        CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, content='papers', content_rowid='row');
+        INSERT INTO papers_fts (papers_fts) VALUES ('rebuild');
+    )sql");
+}
+
+void fill_stats(SqliteDb& db, CorpusManifest& m) {
+    auto one = [&](const std::string& sql) {
+        auto q = db.prepare(sql);
+        q.step();
+        return q;
+    };
+    m.count = static_cast<std::size_t>(one("SELECT count(*) FROM papers").column_int(0));
+    m.n_dated = static_cast<std::size_t>(one("SELECT count(*) FROM papers WHERE sort_date IS NOT NULL").column_int(0));
+    m.n_with_citations = static_cast<std::size_t>(one("SELECT count(*) FROM papers WHERE citations IS NOT NULL").column_int(0));
+    if (m.n_dated > 0) {
+        m.date_min = one("SELECT date FROM papers WHERE sort_date IS NOT NULL ORDER BY row LIMIT 1").column_text(0);
+        m.date_max = one("SELECT date FROM papers WHERE sort_date IS NOT NULL ORDER BY row DESC LIMIT 1").column_text(0);
+    }
+    auto counts = [&](const std::string& column, std::size_t limit) {
+        std::vector<NameCount> out;
+        auto q = db.prepare("SELECT " + column + ", count(*) AS n FROM papers WHERE " + column +
+                            " IS NOT NULL GROUP BY " + column + " ORDER BY n DESC, " + column + " LIMIT ?");
+        q.bind(1, static_cast<std::int64_t>(limit));
+        while (q.step()) out.push_back({q.column_text(0), static_cast<std::size_t>(q.column_int(1))});
+        return out;
+    };
+    m.fields = counts("field", 1000000);
+    m.venues = counts("venue", max_listed_venues);
+    m.n_venues = static_cast<std::size_t>(one("SELECT count(DISTINCT venue) FROM papers").column_int(0));
+}
+
+}  // namespace
+
+ImportSummary import_corpus(const ImportOptions& options) {
+    check_options(options);
+    const fs::path out = fs::absolute(options.out_dir).lexically_normal();
+    fs::create_directories(out.parent_path());
+    WorkDir work(out);
+    const std::string db_path = (work.path() / "papers.sqlite").string();
+    const std::string staging_path = (work.path() / "staging.sqlite").string();
+
+    CorpusManifest manifest;
+    Reading reading;
+    {
+        SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
+        SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+        attach.bind(1, staging_path);
+        attach.step();
+        create_schema(db);
+        reading = read_sources(options, db);
+        order_and_index(db, options);
+        db.exec("DETACH DATABASE staging");
+        fs::remove(staging_path);
+        fill_stats(db, manifest);
+        db.exec("PRAGMA journal_mode = DELETE");
+    }
+    ImportProgress finishing;
+    finishing.stage = "finishing";
+    finishing.records = reading.accepted;
+    if (options.on_progress) options.on_progress(finishing);
+
+    fsync_path(db_path);
+    manifest.sources = reading.sources;
+    manifest.n_skipped = reading.skipped;
+    manifest.n_duplicates = reading.duplicates;
+    manifest.skipped = reading.skipped_first;
+    manifest.papers_sha256 = sha256_file(db_path);
+    manifest.created = utc_now_iso8601();
+    write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
+    fsync_path(work.path().string());
+
+    if (fs::exists(out)) {
+        const fs::path old = out.parent_path() / (out.filename().string() + ".replaced-" + std::to_string(::getpid()));
+        fs::rename(out, old);
+        fs::rename(work.path(), out);
+        work.committed();
+        fs::remove_all(old);
+    } else {
+        fs::rename(work.path(), out);
+        work.committed();
+    }
+    fsync_path(out.parent_path().string());
+    return ImportSummary{reading.accepted, reading.skipped, reading.duplicates, out.string()};
+}
+
+}  // namespace novelty
