@@ -1,0 +1,31 @@
+// Shared pieces of the `novelty` command line: exit codes and the exception boundary.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace novelty::cli {
+
+/// Exit codes (docs/cli.md).
+enum ExitCode : int {
+    exit_ok = 0,
+    exit_failure = 1,  ///< I/O failure or internal error
+    exit_usage = 2,    ///< bad flags or arguments
+    exit_input = 3,    ///< bad input file or record (the message names file and line)
+    exit_corpus = 4,   ///< corpus directory missing, incomplete or inconsistent
+};
+
+/// Runs a command body, turning engine exceptions into a message on stderr and an exit code.
+int run_guarded(const std::function<int()>& body);
+
+/// Registers each command group; each returns nothing and sets callbacks that store the exit
+/// code in `exit_code`.
+void add_corpus_commands(CLI::App& app, int& exit_code);
+void add_info_command(CLI::App& app, int& exit_code);
+
+/// Formats 87692 as "87,692".
+std::string thousands(unsigned long long n);
+
+}  // namespace novelty::cli

@@ -1,0 +1,58 @@
+// novelty info: the build (version, CUDA compiled in or not) and the devices present.
+#include "cli_common.hpp"
+
+#include "novelty/devices.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+
+namespace novelty::cli {
+
+namespace {
+
+int run_info(bool json) {
+    const auto devices = list_devices();
+    if (json) {
+        nlohmann::json j;
+        j["version"] = NOVELTY_VERSION;
+        j["cuda_compiled"] = cuda_compiled();
+        j["cuda_architectures"] = cuda_architectures();
+        j["cuda_versions"] = cuda_versions();
+        j["devices"] = nlohmann::json::array();
+        for (const auto& d : devices)
+            j["devices"].push_back({{"index", d.index},
+                                    {"name", d.name},
+                                    {"compute_capability", std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor)},
+                                    {"multiprocessors", d.multiprocessors},
+                                    {"total_memory_bytes", d.total_memory_bytes},
+                                    {"free_memory_bytes", d.free_memory_bytes}});
+        std::printf("%s\n", j.dump(2).c_str());
+        return exit_ok;
+    }
+    std::printf("novelty %s\n", NOVELTY_VERSION);
+    if (!cuda_compiled()) {
+        std::printf("cuda        not compiled in (CPU-only build; rebuild with -DNOVELTY_CUDA=ON for the CUDA backend)\n");
+        return exit_ok;
+    }
+    std::printf("cuda        compiled in, architectures %s\n", cuda_architectures().c_str());
+    std::printf("versions    %s\n", cuda_versions().c_str());
+    if (devices.empty()) std::printf("devices     none found (the CPU backend will be used)\n");
+    for (const auto& d : devices)
+        std::printf("device %d    %s, compute %d.%d, %d SMs, %.1f GiB (%.1f GiB free)\n", d.index, d.name.c_str(),
+                    d.compute_major, d.compute_minor, d.multiprocessors, d.total_memory_bytes / 1073741824.0,
+                    d.free_memory_bytes / 1073741824.0);
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, int& exit_code) {
+    auto json = std::make_shared<bool>(false);
+    CLI::App* info = app.add_subcommand("info", "Show the build (version, CUDA compiled in or not, architectures) and the CUDA devices present");
+    info->add_flag("--json", *json, "Print as JSON");
+    info->callback([json, &exit_code] { exit_code = run_guarded([&] { return run_info(*json); }); });
+}
+
+}  // namespace novelty::cli

@@ -1,0 +1,63 @@
+// novelty: the command-line entry point. Subcommands live in cmd_*.cpp.
+#include "cli_common.hpp"
+
+#include "novelty/error.hpp"
+
+#include <cstdio>
+#include <exception>
+
+namespace novelty::cli {
+
+int run_guarded(const std::function<int()>& body) {
+    try {
+        return body();
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "novelty: error: %s\n", e.what());
+        return exit_input;
+    } catch (const CorpusError& e) {
+        std::fprintf(stderr, "novelty: error: %s\n", e.what());
+        return exit_corpus;
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "novelty: error: %s\n", e.what());
+        return exit_usage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "novelty: error: %s\n", e.what());
+        return exit_failure;
+    }
+}
+
+std::string thousands(unsigned long long n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+}  // namespace novelty::cli
+
+int main(int argc, char** argv) {
+    using namespace novelty::cli;
+    CLI::App app{"novelty: scores how new research ideas are against a corpus of papers, with evidence.\n"
+                 "Run 'novelty <command> --help' for each command's flags; docs/cli.md has the full reference."};
+    app.name("novelty");
+    app.set_version_flag("--version", std::string("novelty ") + NOVELTY_VERSION);
+    app.require_subcommand(1);
+    int exit_code = exit_ok;
+    add_corpus_commands(app, exit_code);
+    add_info_command(app, exit_code);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return exit_usage;
+    }
+    return exit_code;
+}
