@@ -70,9 +70,9 @@ int run_import(const ImportArgs& args) {
     const ImportSummary summary = import_corpus(options);
     bar.finish();
     std::printf("imported %s papers into %s", thousands(summary.n_papers).c_str(), summary.out_dir.c_str());
-    if (summary.n_skipped > 0) std::printf(" (%s records skipped)", thousands(summary.n_skipped).c_str());
+    if (summary.n_skipped > 0) std::printf(" (%s skipped)", count_of(summary.n_skipped, "invalid record").c_str());
     if (summary.n_duplicates > 0)
-        std::printf(" (%s identical duplicate records dropped)", thousands(summary.n_duplicates).c_str());
+        std::printf(" (%s dropped)", count_of(summary.n_duplicates, "identical duplicate record").c_str());
     std::printf("\n");
     return exit_ok;
 }
@@ -146,8 +146,8 @@ int run_info(const InfoArgs& args) {
     } else {
         std::printf("corpus      %s\n", args.dir.c_str());
         std::printf("papers      %s", thousands(m.count).c_str());
-        if (m.n_duplicates > 0) std::printf(" (%s identical duplicate records dropped)", thousands(m.n_duplicates).c_str());
-        if (m.n_skipped > 0) std::printf(" (%s invalid records skipped)", thousands(m.n_skipped).c_str());
+        if (m.n_duplicates > 0) std::printf(" (%s dropped)", count_of(m.n_duplicates, "identical duplicate record").c_str());
+        if (m.n_skipped > 0) std::printf(" (%s skipped)", count_of(m.n_skipped, "invalid record").c_str());
         std::printf("\n");
         if (m.dim > 0)
             std::printf("vectors     %s x %zu %s, L2-normalised\n", thousands(m.count).c_str(), m.dim, m.dtype.c_str());
@@ -167,9 +167,11 @@ int run_info(const InfoArgs& args) {
         std::printf("venues      %s distinct: %s\n", thousands(m.n_venues).c_str(), join_counts(m.venues, 8).c_str());
         std::printf("citations   known for %s papers\n", thousands(m.n_with_citations).c_str());
         for (const auto& s : m.sources)
-            std::printf("source      %s (%s%s, %s records%s, sha256 %s)\n", s.path.c_str(), s.format.c_str(),
-                        s.field.empty() ? "" : (", field " + s.field).c_str(), thousands(s.records).c_str(),
-                        (s.skipped ? ", " + thousands(s.skipped) + " skipped" : std::string()).c_str(), s.sha256.c_str());
+            std::printf("source      %s (%s%s, %s%s%s, sha256 %s)\n", s.path.c_str(), s.format.c_str(),
+                        s.field.empty() ? "" : (", field " + s.field).c_str(), count_of(s.records, "record").c_str(),
+                        (s.skipped ? ", " + thousands(s.skipped) + " skipped" : std::string()).c_str(),
+                        (s.duplicates ? ", " + thousands(s.duplicates) + " duplicates dropped" : std::string()).c_str(),
+                        s.sha256.c_str());
         std::printf("checksum    papers.sqlite %s%s\n", m.papers_sha256.c_str(),
                     args.verify ? (verified["papers.sqlite"].get<bool>() ? " (verified)" : " (MISMATCH)") : "");
         if (!m.vectors_sha256.empty())

@@ -35,6 +35,10 @@ std::string thousands(unsigned long long n) {
     return out;
 }
 
+std::string count_of(unsigned long long n, const std::string& noun) {
+    return thousands(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 }  // namespace novelty::cli
 
 int main(int argc, char** argv) {
