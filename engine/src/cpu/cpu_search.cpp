@@ -1,0 +1,227 @@
+// The CPU backend: exact cosine top-k over tiles. Each worker takes a block of queries, computes
+// the block's similarities to one corpus tile at a time with OpenBLAS sgemm, and feeds them to
+// one bounded heap per query behind a threshold filter. Memory is one tile of similarities per
+// worker, never n_queries x N.
+#include "cpu/parallel_for.hpp"
+#include "novelty/half.hpp"
+#include "novelty/search.hpp"
+#include "topk_heap.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t default_query_tile = 512;
+constexpr std::size_t default_corpus_tile = 2048;
+constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
+
+// Rows [first, first + n) of `view` as float32: a pointer into the view when it is float32,
+// otherwise converted into `buffer`.
+const float* rows_as_f32(const VectorView& view, std::size_t first, std::size_t n, std::vector<float>& buffer) {
+    if (view.dtype == DType::f32) return static_cast<const float*>(view.data) + first * view.dim;
+    buffer.resize(n * view.dim);
+    const auto* src = static_cast<const std::uint16_t*>(view.data) + first * view.dim;
+    for (std::size_t i = 0; i < n * view.dim; ++i) buffer[i] = half_to_float(src[i]);
+    return buffer.data();
+}
+
+// One top-k problem: queries (a VectorView, f32 or f16) against corpus rows, each query with a
+// row limit, an optional sorted exclusion list, and optionally its own row left out.
+struct TopKProblem {
+    VectorView corpus;
+    VectorView queries;
+    std::size_t k = 0;
+    std::vector<std::size_t> row_limit;        // per query; empty = corpus.n_rows
+    std::vector<std::vector<std::int64_t>> excluded;  // per query, sorted; empty = none
+    bool exclude_self = false;                 // query i is corpus row i
+    SearchTuning tuning;
+};
+
+void write_result(TopKHeap& heap, const ScoredRow* storage, std::size_t k, std::int64_t* rows, float* sims,
+                  std::size_t& count) {
+    count = heap.sort_best_first();
+    for (std::size_t r = 0; r < k; ++r) {
+        rows[r] = r < count ? storage[r].row : -1;
+        sims[r] = r < count ? storage[r].sim : minus_infinity;
+    }
+}
+
+TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
+    const std::size_t n_queries = problem.queries.n_rows;
+    const std::size_t dim = problem.corpus.dim;
+    const std::size_t k = problem.k;
+    const std::size_t query_tile = problem.tuning.query_tile ? problem.tuning.query_tile : default_query_tile;
+    const std::size_t corpus_tile = problem.tuning.corpus_tile ? problem.tuning.corpus_tile : default_corpus_tile;
+
+    TopK result;
+    result.n_queries = n_queries;
+    result.k = k;
+    result.rows.assign(n_queries * k, -1);
+    result.sims.assign(n_queries * k, minus_infinity);
+    result.count.assign(n_queries, 0);
+
+    // Our own threads call sgemm concurrently; OpenBLAS must not start threads of its own.
+    openblas_set_num_threads(1);
+
+    const std::size_t n_blocks = (n_queries + query_tile - 1) / query_tile;
+    parallel_for_blocks(
+        n_blocks, problem.tuning.threads,
+        [&](std::size_t block) {
+            const std::size_t q0 = block * query_tile;
+            const std::size_t n_block = std::min(query_tile, n_queries - q0);
+            std::vector<float> query_buffer, corpus_buffer;
+            const float* queries = rows_as_f32(problem.queries, q0, n_block, query_buffer);
+            if (problem.queries.dtype == DType::f32) {  // keep our own copy: the tile loop reuses it
+                query_buffer.assign(queries, queries + n_block * dim);
+                queries = query_buffer.data();
+            }
+            std::vector<ScoredRow> storage(n_block * k);
+            std::vector<TopKHeap> heaps;
+            heaps.reserve(n_block);
+            std::vector<std::size_t> limit(n_block);
+            std::size_t block_limit = 0;
+            for (std::size_t i = 0; i < n_block; ++i) {
+                heaps.emplace_back(storage.data() + i * k, k);
+                limit[i] = problem.row_limit.empty() ? problem.corpus.n_rows
+                                                     : std::min(problem.row_limit[q0 + i], problem.corpus.n_rows);
+                block_limit = std::max(block_limit, limit[i]);
+            }
+            std::vector<float> sims(n_block * corpus_tile);
+            for (std::size_t c0 = 0; c0 < block_limit; c0 += corpus_tile) {
+                const std::size_t n_tile = std::min(corpus_tile, block_limit - c0);
+                const float* tile = rows_as_f32(problem.corpus, c0, n_tile, corpus_buffer);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_block), static_cast<int>(n_tile),
+                            static_cast<int>(dim), 1.0f, queries, static_cast<int>(dim), tile, static_cast<int>(dim),
+                            0.0f, sims.data(), static_cast<int>(n_tile));
+                for (std::size_t i = 0; i < n_block; ++i) {
+                    if (limit[i] <= c0) continue;
+                    const std::size_t n_cols = std::min(limit[i] - c0, n_tile);
+                    const float* row_sims = sims.data() + i * n_tile;
+                    const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[q0 + i];
+                    const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(q0 + i) : -1;
+                    TopKHeap& heap = heaps[i];
+                    float threshold = heap.threshold();
+                    for (std::size_t j = 0; j < n_cols; ++j) {
+                        // Rows arrive in increasing order, so a row whose similarity only equals
+                        // the threshold ranks after every kept row: strict > is exact.
+                        if (!(row_sims[j] > threshold)) continue;
+                        const auto row = static_cast<std::int64_t>(c0 + j);
+                        if (row == self) continue;
+                        if (excluded && !excluded->empty() && std::binary_search(excluded->begin(), excluded->end(), row))
+                            continue;
+                        heap.push(row_sims[j], row);
+                        threshold = heap.threshold();
+                    }
+                }
+            }
+            for (std::size_t i = 0; i < n_block; ++i)
+                write_result(heaps[i], storage.data() + i * k, k, result.rows.data() + (q0 + i) * k,
+                             result.sims.data() + (q0 + i) * k, result.count[q0 + i]);
+        },
+        progress);
+    return result;
+}
+
+std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries) {
+    std::vector<std::vector<std::int64_t>> lists;
+    if (queries.excluded.n_items() == 0) return lists;
+    lists.resize(queries.n_queries);
+    for (std::size_t i = 0; i < queries.n_queries; ++i) {
+        lists[i].assign(queries.excluded.begin(i), queries.excluded.begin(i) + queries.excluded.size(i));
+        std::sort(lists[i].begin(), lists[i].end());
+    }
+    return lists;
+}
+
+class CpuSearchBackend final : public SearchBackend {
+public:
+    std::string name() const override { return "cpu"; }
+
+protected:
+    TopK search_impl(const VectorView& corpus, const SearchQueries& queries, std::size_t k) override {
+        TopKProblem problem;
+        problem.corpus = corpus;
+        problem.queries = VectorView{queries.vectors, DType::f32, queries.n_queries, queries.dim};
+        problem.k = k;
+        problem.row_limit = queries.row_limit;
+        problem.excluded = sorted_exclusions(queries);
+        problem.tuning = tuning;
+        return run_topk(problem, {});
+    }
+
+    SelfJoin self_join_impl(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                            const ProgressFn& progress) override {
+        TopKProblem problem;
+        problem.corpus = corpus;
+        problem.corpus.n_rows = n_rows;
+        problem.queries = problem.corpus;
+        problem.k = k_stored;
+        problem.exclude_self = true;
+        problem.tuning = tuning;
+        TopK top = run_topk(problem, progress);
+        SelfJoin join;
+        join.n_rows = n_rows;
+        join.q = q;
+        join.k_stored = k_stored;
+        join.density.resize(n_rows);
+        for (std::size_t row = 0; row < n_rows; ++row) {
+            if (top.count[row] < q) {
+                join.density[row] = std::numeric_limits<float>::quiet_NaN();
+                continue;
+            }
+            double distance = 0;
+            for (std::size_t r = 0; r < q; ++r) distance += 1.0 - static_cast<double>(top.sim(row, r));
+            join.density[row] = static_cast<float>(distance / static_cast<double>(q));
+        }
+        join.rows = std::move(top.rows);
+        join.sims = std::move(top.sims);
+        return join;
+    }
+
+    TopK search_candidates_impl(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
+                                std::size_t k) override {
+        const std::size_t dim = corpus.dim;
+        const auto excluded = sorted_exclusions(queries);
+        TopK result;
+        result.n_queries = queries.n_queries;
+        result.k = k;
+        result.rows.assign(queries.n_queries * k, -1);
+        result.sims.assign(queries.n_queries * k, minus_infinity);
+        result.count.assign(queries.n_queries, 0);
+        parallel_for_blocks(queries.n_queries, tuning.threads, [&](std::size_t i) {
+            std::vector<std::int64_t> rows(candidates.begin(i), candidates.begin(i) + candidates.size(i));
+            std::sort(rows.begin(), rows.end());
+            rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+            const std::size_t limit = queries.row_limit.empty() ? corpus.n_rows : queries.row_limit[i];
+            std::vector<ScoredRow> storage(k);
+            TopKHeap heap(storage.data(), k);
+            std::vector<float> buffer;
+            const float* query = queries.vectors + i * dim;
+            for (std::int64_t row : rows) {
+                if (static_cast<std::size_t>(row) >= limit) break;
+                if (!excluded.empty() && std::binary_search(excluded[i].begin(), excluded[i].end(), row)) continue;
+                const float* v = rows_as_f32(corpus, static_cast<std::size_t>(row), 1, buffer);
+                float sim = 0;
+                for (std::size_t c = 0; c < dim; ++c) sim += query[c] * v[c];
+                heap.push(sim, row);
+            }
+            write_result(heap, storage.data(), k, result.rows.data() + i * k, result.sims.data() + i * k,
+                         result.count[i]);
+        });
+        return result;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<SearchBackend> make_cpu_backend() { return std::make_unique<CpuSearchBackend>(); }
+
+}  // namespace novelty

@@ -1,0 +1,294 @@
+// The CPU backend against the naive double-precision reference: random data of several shapes,
+// exact ties, prefixes, exclusions, the self-join, candidate lists and argument errors.
+#include "novelty/error.hpp"
+#include "novelty/half.hpp"
+#include "novelty/search.hpp"
+#include "search_reference.hpp"
+#include "topk_heap.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+using namespace novelty;
+using novelty::test::random_unit_rows;
+using novelty::test::reference_topk;
+using novelty::test::RefHit;
+
+namespace {
+
+constexpr double sim_tolerance = 2e-5;
+
+// True similarity of a corpus row to a query, in double.
+double true_sim(const VectorView& corpus, const float* query, std::int64_t row) {
+    double dot = 0, norm = 0;
+    for (std::size_t c = 0; c < corpus.dim; ++c) {
+        dot += test::element(corpus, row, c) * query[c];
+        norm += double(query[c]) * query[c];
+    }
+    return dot / std::sqrt(norm);
+}
+
+// Checks query i of `top` against the reference, tolerating rounding-level near-ties.
+void expect_matches(const TopK& top, std::size_t i, const std::vector<RefHit>& ref, const VectorView& corpus,
+                    const float* query, bool exact, const std::string& label) {
+    ASSERT_EQ(top.count[i], ref.size()) << label << " query " << i;
+    std::set<std::int64_t> seen;
+    for (std::size_t r = 0; r < ref.size(); ++r) {
+        const std::int64_t row = top.row(i, r);
+        EXPECT_TRUE(seen.insert(row).second) << label << ": row " << row << " returned twice";
+        if (exact) {
+            EXPECT_EQ(row, ref[r].row) << label << " query " << i << " rank " << r;
+            EXPECT_EQ(top.sim(i, r), static_cast<float>(ref[r].sim)) << label << " query " << i << " rank " << r;
+            continue;
+        }
+        EXPECT_NEAR(top.sim(i, r), ref[r].sim, sim_tolerance) << label << " query " << i << " rank " << r;
+        if (row != ref[r].row)  // only a near-tie may swap places
+            EXPECT_NEAR(true_sim(corpus, query, row), ref[r].sim, 2 * sim_tolerance)
+                << label << " query " << i << " rank " << r << ": row " << row << " instead of " << ref[r].row;
+        if (r > 0) EXPECT_GE(top.sim(i, r - 1), top.sim(i, r)) << label;
+    }
+    for (std::size_t r = ref.size(); r < top.k; ++r) {
+        EXPECT_EQ(top.row(i, r), -1);
+        EXPECT_EQ(top.sim(i, r), -INFINITY);
+    }
+}
+
+struct Shape {
+    std::size_t n_corpus, n_queries, dim, k;
+};
+
+}  // namespace
+
+TEST(TopKHeap, KeepsBestAndBreaksTiesByLowerRow) {
+    std::vector<ScoredRow> storage(3);
+    TopKHeap heap(storage.data(), 3);
+    EXPECT_EQ(heap.threshold(), -INFINITY);
+    for (auto [sim, row] : std::vector<std::pair<float, int>>{{0.5f, 7}, {0.9f, 3}, {0.5f, 2}, {0.1f, 1}, {0.5f, 9}, {0.7f, 8}})
+        heap.push(sim, row);
+    ASSERT_EQ(heap.sort_best_first(), 3u);
+    EXPECT_EQ(storage[0].row, 3);
+    EXPECT_EQ(storage[1].row, 8);
+    EXPECT_EQ(storage[2].row, 2);  // 0.5 ties between rows 7, 2 and 9: the lowest row stays
+}
+
+TEST(CpuSearch, MatchesReferenceOnRandomData) {
+    auto backend = make_cpu_backend();
+    for (const Shape& s : {Shape{300, 20, 1, 5}, Shape{500, 33, 7, 10}, Shape{2000, 40, 384, 100},
+                           Shape{1500, 17, 1024, 64}, Shape{40, 5, 384, 100}, Shape{3000, 600, 16, 1}}) {
+        const auto corpus_values = random_unit_rows(s.n_corpus, s.dim, 11 + s.dim);
+        const auto queries_values = random_unit_rows(s.n_queries, s.dim, 97 + s.dim);
+        const VectorView corpus = VectorView::of(corpus_values, s.dim);
+        SearchQueries queries{queries_values.data(), s.n_queries, s.dim, {}, {}};
+        for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
+            backend->tuning = tuning;
+            const TopK top = backend->search(corpus, queries, s.k);
+            const std::string label = "N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
+                                      std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
+                                      std::to_string(tuning.corpus_tile);
+            for (std::size_t i = 0; i < s.n_queries; ++i)
+                expect_matches(top, i, reference_topk(corpus, queries_values.data() + i * s.dim, s.n_corpus, {}, s.k),
+                               corpus, queries_values.data() + i * s.dim, false, label);
+        }
+    }
+}
+
+TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
+    // Entries of +-0.5 in dim 4 have norm 1 exactly and every dot product is a multiple of 0.25,
+    // so there are only 16 distinct rows and float arithmetic is exact: ties are real ties.
+    const std::size_t n = 500, dim = 4;
+    std::mt19937 rng(5);
+    std::vector<float> values(n * dim);
+    for (float& x : values) x = (rng() & 1) ? 0.5f : -0.5f;
+    const VectorView corpus = VectorView::of(values, dim);
+    std::vector<float> query_values(values.begin(), values.begin() + 8 * dim);
+    SearchQueries queries{query_values.data(), 8, dim, {}, {}};
+    auto backend = make_cpu_backend();
+    for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{3, 7, 2}}) {
+        backend->tuning = tuning;
+        for (std::size_t k : {1, 50, 499, 500, 2048}) {
+            const TopK top = backend->search(corpus, queries, k);
+            for (std::size_t i = 0; i < 8; ++i)
+                expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
+                               query_values.data() + i * dim, true, "ties k=" + std::to_string(k));
+        }
+    }
+    // dim 1: every similarity is +1 or -1.
+    std::vector<float> line(300);
+    for (std::size_t i = 0; i < line.size(); ++i) line[i] = (i % 3 == 0) ? -1.0f : 1.0f;
+    const float up = 1.0f;
+    const TopK top = backend->search(VectorView::of(line, 1), SearchQueries{&up, 1, 1, {}, {}}, 10);
+    EXPECT_EQ(top.row(0, 0), 1);
+    EXPECT_EQ(top.row(0, 1), 2);
+    EXPECT_EQ(top.row(0, 2), 4);
+    EXPECT_EQ(top.sim(0, 9), 1.0f);
+}
+
+TEST(CpuSearch, HalfPrecisionCorpus) {
+    const std::size_t n = 1200, dim = 384, n_queries = 10, k = 50;
+    const auto values = random_unit_rows(n, dim, 3);
+    std::vector<std::uint16_t> halves(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+    const VectorView corpus{halves.data(), DType::f16, n, dim};
+    const auto query_values = random_unit_rows(n_queries, dim, 4);
+    auto backend = make_cpu_backend();
+    backend->tuning = SearchTuning{4, 100, 2};
+    const TopK top = backend->search(corpus, SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
+    for (std::size_t i = 0; i < n_queries; ++i)
+        expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
+                       query_values.data() + i * dim, false, "f16");
+}
+
+TEST(CpuSearch, RowPrefixesAndExclusions) {
+    const std::size_t n = 1000, dim = 32, n_queries = 12, k = 20;
+    const auto values = random_unit_rows(n, dim, 21);
+    const auto query_values = random_unit_rows(n_queries, dim, 22);
+    const VectorView corpus = VectorView::of(values, dim);
+    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
+    std::mt19937 rng(23);
+    std::vector<std::vector<std::int64_t>> excluded(n_queries);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        // Limits include 0 (nothing searchable), fewer rows than k, the whole corpus and beyond.
+        const std::size_t limits[] = {0, 5, 19, 20, 21, 137, 999, 1000, 5000, 2048, 640, 300};
+        queries.row_limit.push_back(limits[i]);
+        for (int e = 0; e < 15; ++e) excluded[i].push_back(static_cast<std::int64_t>(rng() % 400));
+        // Exclude the query's true best rows, too, so exclusion visibly changes the answer.
+        for (const auto& hit : reference_topk(corpus, query_values.data() + i * dim, limits[i], {}, 3))
+            excluded[i].push_back(hit.row);
+        queries.excluded.add(excluded[i]);
+    }
+    auto backend = make_cpu_backend();
+    for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{5, 64, 2}}) {
+        backend->tuning = tuning;
+        const TopK top = backend->search(corpus, queries, k);
+        for (std::size_t i = 0; i < n_queries; ++i) {
+            const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k);
+            expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "prefix/exclusion");
+            for (std::size_t r = 0; r < top.count[i]; ++r) {
+                EXPECT_LT(static_cast<std::size_t>(top.row(i, r)), queries.row_limit[i]);
+                EXPECT_EQ(std::count(excluded[i].begin(), excluded[i].end(), top.row(i, r)), 0);
+            }
+        }
+        EXPECT_EQ(top.count[0], 0u);
+        EXPECT_EQ(top.row(0, 0), -1);
+    }
+}
+
+TEST(CpuSearch, SelfJoinMatchesBruteForce) {
+    const std::size_t n = 700, dim = 24, q = 10, k_stored = 14;
+    const auto values = random_unit_rows(n, dim, 31);
+    const VectorView corpus = VectorView::of(values, dim);
+    auto backend = make_cpu_backend();
+    backend->tuning = SearchTuning{16, 50, 2};
+    for (std::size_t prefix : {n, std::size_t(300), std::size_t(11), std::size_t(8)}) {
+        std::size_t last_done = 0, last_total = 0;
+        const SelfJoin join = backend->self_join(corpus, prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
+            EXPECT_GE(done, last_done);
+            last_done = done;
+            last_total = total;
+        });
+        EXPECT_EQ(last_done, last_total);
+        ASSERT_EQ(join.n_rows, prefix);
+        ASSERT_EQ(join.density.size(), prefix);
+        for (std::size_t row = 0; row < prefix; ++row) {
+            const float* self = values.data() + row * dim;
+            const auto ref = reference_topk(corpus, self, prefix, {static_cast<std::int64_t>(row)}, k_stored);
+            for (std::size_t r = 0; r < k_stored; ++r) {
+                if (r < ref.size()) {
+                    EXPECT_NEAR(join.sims[row * k_stored + r], ref[r].sim, sim_tolerance);
+                    EXPECT_NE(join.rows[row * k_stored + r], static_cast<std::int64_t>(row));
+                } else {
+                    EXPECT_EQ(join.rows[row * k_stored + r], -1);
+                }
+            }
+            if (ref.size() < q) {
+                EXPECT_TRUE(std::isnan(join.density[row])) << "prefix " << prefix;
+                continue;
+            }
+            double expected = 0;
+            for (std::size_t r = 0; r < q; ++r) expected += 1.0 - ref[r].sim;
+            EXPECT_NEAR(join.density[row], expected / q, 1e-5) << "row " << row << " prefix " << prefix;
+        }
+    }
+}
+
+TEST(CpuSearch, CandidateListsWithDuplicatesLimitsAndExclusions) {
+    const std::size_t n = 800, dim = 48, n_queries = 6, k = 7;
+    const auto values = random_unit_rows(n, dim, 41);
+    const auto query_values = random_unit_rows(n_queries, dim, 42);
+    const VectorView corpus = VectorView::of(values, dim);
+    std::mt19937 rng(43);
+    RowLists candidates;
+    std::vector<std::vector<std::int64_t>> lists(n_queries), excluded(n_queries);
+    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        const std::size_t size = i == 0 ? 0 : (i == 1 ? 3 : 60);
+        for (std::size_t c = 0; c < size; ++c) lists[i].push_back(static_cast<std::int64_t>(rng() % n));
+        if (size > 0) lists[i].push_back(lists[i][0]);  // a duplicate
+        candidates.add(lists[i]);
+        if (size > 5) excluded[i] = {lists[i][1], lists[i][2]};
+        queries.excluded.add(excluded[i]);
+        queries.row_limit.push_back(i == 5 ? 400 : n);
+    }
+    auto backend = make_cpu_backend();
+    const TopK top = backend->search_candidates(corpus, queries, candidates, k);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k, &lists[i]);
+        expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "candidates");
+    }
+    EXPECT_EQ(top.count[0], 0u);
+    EXPECT_EQ(top.count[1], 3u);
+}
+
+TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {
+    const std::size_t n = 100, dim = 8;
+    const auto values = random_unit_rows(n, dim, 51);
+    std::vector<float> query(values.begin() + 3 * dim, values.begin() + 4 * dim);
+    for (float& x : query) x *= 7.5f;
+    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{query.data(), 1, dim, {}, {}}, 1);
+    EXPECT_EQ(top.row(0, 0), 3);
+    EXPECT_NEAR(top.sim(0, 0), 1.0, 1e-6);
+}
+
+TEST(CpuSearch, RejectsBadArguments) {
+    const std::size_t dim = 4;
+    const auto values = random_unit_rows(10, dim, 61);
+    const VectorView corpus = VectorView::of(values, dim);
+    std::vector<float> query(values.begin(), values.begin() + dim);
+    const SearchQueries one{query.data(), 1, dim, {}, {}};
+    auto backend = make_cpu_backend();
+    auto message = [&](auto&& call) {
+        try {
+            call();
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message([&] { backend->search(corpus, one, 0); }).find("k must be between 1 and 2048"), std::string::npos);
+    EXPECT_NE(message([&] { backend->search(corpus, one, 2049); }).find("not 2049"), std::string::npos);
+    EXPECT_NE(message([&] { backend->search(VectorView{values.data(), DType::f32, 0, dim}, one, 1); }).find("empty"),
+              std::string::npos);
+    std::vector<float> nan_query{1.0f, NAN, 0.0f, 0.0f};
+    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
+                  .find("query 0 contains NaN or Inf"),
+              std::string::npos);
+    std::vector<float> zero_query(dim, 0.0f);
+    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
+                  .find("query 0 is a zero vector"),
+              std::string::npos);
+    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
+                  .find("dimension mismatch: the queries have dimension 3 but the corpus has 4"),
+              std::string::npos);
+    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, dim, {1, 2}, {}}, 1); })
+                  .find("row_limit has 2 entries for 1 queries"),
+              std::string::npos);
+    EXPECT_NE(message([&] { backend->self_join(corpus, 10, 5, 4); }).find("k_stored must be at least q"),
+              std::string::npos);
+    EXPECT_NE(message([&] { backend->self_join(corpus, 11, 1, 1); }).find("prefix"), std::string::npos);
+    RowLists bad;
+    bad.add({10});
+    EXPECT_NE(message([&] { backend->search_candidates(corpus, one, bad, 1); }).find("outside the corpus"),
+              std::string::npos);
+}
