@@ -24,6 +24,7 @@ int run_guarded(const std::function<int()>& body);
 /// code in `exit_code`.
 void add_corpus_commands(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
+void add_search_commands(CLI::App& app, int& exit_code);
 
 /// Formats 87692 as "87,692".
 std::string thousands(unsigned long long n);

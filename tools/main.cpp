@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     int exit_code = exit_ok;
     add_corpus_commands(app, exit_code);
+    add_search_commands(app, exit_code);
     add_info_command(app, exit_code);
     try {
         app.parse(argc, argv);

@@ -14,6 +14,10 @@ struct Corpus::Impl {
     CorpusManifest manifest;
     std::unique_ptr<SqliteDb> db;
     std::optional<NpyMatrix> vectors;
+    // Prepared once, reused: lookups run once per neighbour in large outputs.
+    std::optional<SqliteStatement> paper_by_row;
+    std::optional<SqliteStatement> brief_by_row;
+    std::optional<SqliteStatement> row_by_id;
 };
 
 Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -65,8 +69,11 @@ const NpyMatrix& Corpus::vectors() const {
 
 Paper Corpus::paper(std::size_t row) const {
     if (row >= size()) throw UsageError("row " + std::to_string(row) + " is outside the corpus (" + std::to_string(size()) + " rows)");
-    auto q = impl_->db->prepare(
-        "SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations, extra FROM papers WHERE row = ?");
+    if (!impl_->paper_by_row)
+        impl_->paper_by_row.emplace(impl_->db->prepare(
+            "SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations, extra FROM papers WHERE row = ?"));
+    SqliteStatement& q = *impl_->paper_by_row;
+    q.reset();
     q.bind(1, static_cast<std::int64_t>(row));
     if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
     Paper p;
@@ -84,8 +91,20 @@ Paper Corpus::paper(std::size_t row) const {
     return p;
 }
 
+std::pair<std::string, std::string> Corpus::id_and_title(std::size_t row) const {
+    if (row >= size()) throw UsageError("row " + std::to_string(row) + " is outside the corpus (" + std::to_string(size()) + " rows)");
+    if (!impl_->brief_by_row) impl_->brief_by_row.emplace(impl_->db->prepare("SELECT id, title FROM papers WHERE row = ?"));
+    SqliteStatement& q = *impl_->brief_by_row;
+    q.reset();
+    q.bind(1, static_cast<std::int64_t>(row));
+    if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
+    return {q.column_text(0), q.column_text(1)};
+}
+
 std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
-    auto q = impl_->db->prepare("SELECT row FROM papers WHERE id = ?");
+    if (!impl_->row_by_id) impl_->row_by_id.emplace(impl_->db->prepare("SELECT row FROM papers WHERE id = ?"));
+    SqliteStatement& q = *impl_->row_by_id;
+    q.reset();
     q.bind(1, id);
     if (!q.step()) return std::nullopt;
     return static_cast<std::size_t>(q.column_int(0));

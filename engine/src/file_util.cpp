@@ -28,25 +28,47 @@ void fsync_path(const std::string& path) {
     if (rc != 0 && saved != EINVAL) throw Error(path + ": fsync failed: " + std::strerror(saved));
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-    const std::string tmp = temp_sibling(path);
-    FILE* file = std::fopen(tmp.c_str(), "wb");
-    if (!file) throw Error(path + ": cannot write: " + std::strerror(errno));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size() && std::fflush(file) == 0 &&
-                    ::fsync(::fileno(file)) == 0;
+AtomicFile::AtomicFile(const std::string& path) : path_(path), tmp_(temp_sibling(path)) {
+    file_ = std::fopen(tmp_.c_str(), "wb");
+    if (!file_) throw Error(path + ": cannot write: " + std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+    if (file_) {
+        std::fclose(file_);
+        std::remove(tmp_.c_str());
+    }
+}
+
+void AtomicFile::write(const void* data, std::size_t n_bytes) {
+    if (!file_) throw Error(path_ + ": write after commit");
+    if (n_bytes > 0 && std::fwrite(data, 1, n_bytes, file_) != n_bytes)
+        throw Error(path_ + ": write failed: " + std::strerror(errno));
+}
+
+void AtomicFile::commit() {
+    if (!file_) throw Error(path_ + ": committed twice");
+    const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
     const int saved = errno;
-    std::fclose(file);
+    std::fclose(file_);
+    file_ = nullptr;
     if (!ok) {
-        std::remove(tmp.c_str());
-        throw Error(path + ": write failed: " + std::strerror(saved));
+        std::remove(tmp_.c_str());
+        throw Error(path_ + ": write failed: " + std::strerror(saved));
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
         const int err = errno;
-        std::remove(tmp.c_str());
-        throw Error(path + ": cannot rename into place: " + std::strerror(err));
+        std::remove(tmp_.c_str());
+        throw Error(path_ + ": cannot rename into place: " + std::strerror(err));
     }
-    auto parent = std::filesystem::path(path).parent_path();
+    auto parent = std::filesystem::path(path_).parent_path();
     fsync_path(parent.empty() ? "." : parent.string());
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+    AtomicFile file(path);
+    file.write(bytes.data(), bytes.size());
+    file.commit();
 }
 
 std::string utc_now_iso8601() {

@@ -1,6 +1,8 @@
 // Small file-system helpers for atomic writes.
 #pragma once
 
+#include "novelty/atomic_file.hpp"
+
 #include <string>
 
 namespace novelty {

@@ -14,6 +14,7 @@ ProgressBar::~ProgressBar() {
 }
 
 void ProgressBar::update(std::uint64_t done, std::uint64_t total, const std::string& note) {
+    updated_ = true;
     last_done_ = done;
     last_total_ = total;
     if (quiet_) return;
@@ -28,7 +29,7 @@ void ProgressBar::update(std::uint64_t done, std::uint64_t total, const std::str
 void ProgressBar::finish(const std::string& note) {
     if (finished_) return;
     finished_ = true;
-    if (quiet_) return;
+    if (quiet_ || !updated_) return;  // nothing was reported: nothing to finish
     draw(last_done_, last_total_, note, true);
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,8 @@ public:
 
     /// The paper at `row` (< size()).
     Paper paper(std::size_t row) const;
+    /// Id and title of the paper at `row` (< size()); cheaper than paper().
+    std::pair<std::string, std::string> id_and_title(std::size_t row) const;
     /// Row of the paper with this id, if any.
     std::optional<std::size_t> find_row(const std::string& id) const;
     /// Number of rows published on or before `cutoff` (compared by effective date). Because rows

@@ -17,7 +17,7 @@ public:
     /// Reports `done` of `total` (total 0 = unknown). Cheap to call often: draws at most ~10
     /// times a second on a terminal and every 5 seconds otherwise. `note` is appended as is.
     void update(std::uint64_t done, std::uint64_t total, const std::string& note = "");
-    /// Draws the final state and ends the line.
+    /// Draws the final state and ends the line (nothing when update() was never called).
     void finish(const std::string& note = "");
 
 private:
@@ -29,6 +29,7 @@ private:
     bool terminal_;
     bool drawn_ = false;
     bool finished_ = false;
+    bool updated_ = false;
     std::uint64_t last_done_ = 0;
     std::uint64_t last_total_ = 0;
     std::chrono::steady_clock::time_point start_;

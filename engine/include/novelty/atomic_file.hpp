@@ -1,0 +1,28 @@
+// Writing a file so that a crash never leaves a half-written file under its name.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace novelty {
+
+/// A file written under a temporary sibling name and renamed to its path by commit(); destroyed
+/// without commit(), it removes the temporary file and leaves the path untouched.
+class AtomicFile {
+public:
+    explicit AtomicFile(const std::string& path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    void write(const void* data, std::size_t n_bytes);
+    /// Flushes, fsyncs, renames into place and syncs the directory.
+    void commit();
+
+private:
+    std::string path_;
+    std::string tmp_;
+    std::FILE* file_ = nullptr;
+};
+
+}  // namespace novelty

@@ -1,0 +1,34 @@
+// Self-joins cached in the corpus directory (cache/), keyed by q, the neighbours kept per row,
+// and the row prefix; a cache made from other vectors is ignored and replaced.
+#pragma once
+
+#include "novelty/corpus.hpp"
+#include "novelty/search.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace novelty {
+
+/// Extra neighbours kept per row beyond q, so that leaving a few papers out of a neighbour's
+/// list (exclusions) still leaves q exact neighbours without recomputing the join.
+inline constexpr std::size_t default_extra_neighbors = 8;
+
+/// Path of the cache file for these parameters: DIR/cache/selfjoin-q{q}-k{k_stored}-rows{n_rows}.bin
+std::string self_join_cache_path(const Corpus& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored);
+
+/// The self-join of corpus rows [0, n_rows): loaded from the cache when a valid one exists
+/// (same vectors checksum and parameters), otherwise computed with `backend` and stored (written
+/// atomically). `from_cache` tells which happened. Throws CorpusError when the corpus has no
+/// vectors.
+SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
+                          std::size_t k_stored, const ProgressFn& progress = {}, bool* from_cache = nullptr);
+
+/// Reads a cache file; returns false when it is missing, truncated, from other vectors
+/// (`vectors_sha256`) or for other parameters.
+bool read_self_join(const std::string& path, const std::string& vectors_sha256, std::size_t n_rows, std::size_t q,
+                    std::size_t k_stored, SelfJoin& join);
+/// Writes a cache file atomically.
+void write_self_join(const std::string& path, const std::string& vectors_sha256, const SelfJoin& join);
+
+}  // namespace novelty

@@ -1,0 +1,91 @@
+// Self-join cache files: round trip, keyed by parameters, invalidated by other vectors.
+#include "novelty/corpus.hpp"
+#include "novelty/neighbor_cache.hpp"
+#include "novelty/npy.hpp"
+#include "search_reference.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace novelty;
+using novelty::test::TempDir;
+
+namespace {
+
+void make_corpus(const TempDir& tmp, std::size_t n, std::size_t dim, std::uint32_t seed) {
+    std::string records;
+    for (std::size_t i = 0; i < n; ++i)
+        records += "{\"id\": \"p" + std::to_string(i) + "\", \"title\": \"t\", \"year\": " + std::to_string(2000 + i % 20) + "}\n";
+    test::write_file(tmp.file("in.jsonl"), records);
+    ImportOptions options;
+    options.sources.push_back({tmp.file("in.jsonl"), ImportFormat::jsonl, ""});
+    options.out_dir = tmp.file("c");
+    import_corpus(options);
+    const auto values = test::random_unit_rows(n, dim, seed);
+    write_npy(tmp.file("v.npy"), DType::f32, n, dim, values.data());
+    AddVectorsOptions add;
+    add.vectors_path = tmp.file("v.npy");
+    add_vectors(tmp.file("c"), add);
+}
+
+}  // namespace
+
+TEST(NeighborCache, ComputesOnceThenLoadsTheSameJoin) {
+    TempDir tmp;
+    make_corpus(tmp, 300, 16, 1);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    auto backend = make_cpu_backend();
+    bool from_cache = true;
+    const SelfJoin first = cached_self_join(corpus, *backend, 300, 5, 9, {}, &from_cache);
+    EXPECT_FALSE(from_cache);
+    EXPECT_TRUE(std::filesystem::exists(self_join_cache_path(corpus, 300, 5, 9)));
+    const SelfJoin second = cached_self_join(corpus, *backend, 300, 5, 9, {}, &from_cache);
+    EXPECT_TRUE(from_cache);
+    EXPECT_EQ(first.rows, second.rows);
+    EXPECT_EQ(first.sims, second.sims);
+    EXPECT_EQ(first.density, second.density);
+    // Another prefix or q is another cache entry.
+    cached_self_join(corpus, *backend, 120, 5, 9, {}, &from_cache);
+    EXPECT_FALSE(from_cache);
+    cached_self_join(corpus, *backend, 300, 6, 9, {}, &from_cache);
+    EXPECT_FALSE(from_cache);
+}
+
+TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
+    TempDir tmp;
+    make_corpus(tmp, 200, 8, 2);
+    auto backend = make_cpu_backend();
+    const std::string path = [&] {
+        const Corpus corpus = Corpus::open(tmp.file("c"));
+        cached_self_join(corpus, *backend, 200, 4, 6);
+        return self_join_cache_path(corpus, 200, 4, 6);
+    }();
+    SelfJoin join;
+    EXPECT_FALSE(read_self_join(path, std::string(64, '0'), 200, 4, 6, join));  // other vectors
+    const std::string sha = Corpus::open(tmp.file("c")).manifest().vectors_sha256;
+    EXPECT_TRUE(read_self_join(path, sha, 200, 4, 6, join));
+    EXPECT_FALSE(read_self_join(path, sha, 199, 4, 6, join));
+    const std::string bytes = test::read_file(path);
+    test::write_file(path, bytes.substr(0, bytes.size() - 3));  // truncated
+    EXPECT_FALSE(read_self_join(path, sha, 200, 4, 6, join));
+    test::write_file(path, bytes + "x");  // trailing garbage
+    EXPECT_FALSE(read_self_join(path, sha, 200, 4, 6, join));
+
+    // New vectors remove the cache directory; a stale file put back by hand is not used either.
+    const auto values = test::random_unit_rows(200, 8, 3);
+    write_npy(tmp.file("v2.npy"), DType::f32, 200, 8, values.data());
+    AddVectorsOptions add;
+    add.vectors_path = tmp.file("v2.npy");
+    add_vectors(tmp.file("c"), add);
+    EXPECT_FALSE(std::filesystem::exists(path));
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    test::write_file(path, bytes);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    bool from_cache = true;
+    const SelfJoin fresh = cached_self_join(corpus, *backend, 200, 4, 6, {}, &from_cache);
+    EXPECT_FALSE(from_cache);
+    const SelfJoin direct = backend->self_join(VectorView::of(corpus.vectors()), 200, 4, 6);
+    EXPECT_EQ(fresh.density, direct.density);
+}

@@ -1,0 +1,152 @@
+// novelty search and novelty index end to end.
+#include "novelty/corpus.hpp"
+#include "novelty/npy.hpp"
+#include "search_reference.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using novelty::test::run_cli;
+using novelty::test::shell_quote;
+using novelty::test::TempDir;
+
+namespace {
+
+// A corpus of the generic fixture (8 papers) with random 6-d vectors.
+std::string make_corpus(const TempDir& tmp) {
+    const std::string dir = tmp.file("c");
+    EXPECT_EQ(run_cli("corpus import -q --in " + shell_quote(novelty::test::fixture("import/generic.jsonl")) + " --out " +
+                      shell_quote(dir))
+                  .exit_code,
+              0);
+    const auto values = novelty::test::random_unit_rows(8, 6, 7);
+    novelty::write_npy(tmp.file("v.npy"), novelty::DType::f32, 8, 6, values.data());
+    EXPECT_EQ(run_cli("corpus add-vectors -q " + shell_quote(dir) + " --vectors " + shell_quote(tmp.file("v.npy"))).exit_code,
+              0);
+    return dir;
+}
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(novelty::test::read_file(path));
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+}
+
+}  // namespace
+
+TEST(SearchCli, PaperIdQueriesCutoffsAndExclusions) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    novelty::test::write_file(tmp.file("q.jsonl"),
+                              "{\"id\": \"g-late\"}\n"
+                              "{\"id\": \"42\", \"date\": \"2021-06\", \"exclude\": [\"g-early\"]}\n"
+                              "{\"id\": \"g-year\"}\n");
+    const auto result = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                                " --k 20 --exclude g-tie --out " + shell_quote(tmp.file("out.jsonl")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("fewer than 20 searchable papers"), std::string::npos) << result.err;
+    const auto lines = read_lines(tmp.file("out.jsonl"));
+    ASSERT_EQ(lines.size(), 3u);
+    // Output order is input order; the query's own paper and excluded papers never appear.
+    EXPECT_EQ(lines[0]["query"], "g-late");
+    EXPECT_EQ(lines[0]["neighbors"].size(), 6u);  // 8 papers - itself - g-tie
+    for (const auto& line : lines)
+        for (const auto& n : line["neighbors"]) {
+            EXPECT_NE(n["id"], line["query"]);
+            EXPECT_NE(n["id"], "g-tie");
+        }
+    // Cutoff 2021-06 admits rows 0-4 (g-early, 42, g-late, g-tie, g-month); minus 42 itself,
+    // g-early and g-tie.
+    EXPECT_EQ(lines[1]["cutoff"], "2021-06");
+    EXPECT_EQ(lines[1]["searchable"], 5);
+    std::vector<std::string> ids;
+    for (const auto& n : lines[1]["neighbors"]) ids.push_back(n["id"]);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(ids, (std::vector<std::string>{"g-late", "g-month"}));
+    // Similarities descending, with titles and rows.
+    const auto& n0 = lines[0]["neighbors"];
+    for (std::size_t r = 1; r < n0.size(); ++r) EXPECT_GE(n0[r - 1]["sim"].get<double>(), n0[r]["sim"].get<double>());
+    EXPECT_TRUE(n0[0].contains("title"));
+    EXPECT_TRUE(n0[0].contains("row"));
+}
+
+TEST(SearchCli, NpyQueriesAndParallelVectors) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const novelty::Corpus corpus = novelty::Corpus::open(dir);
+    std::vector<float> row(6);
+    corpus.vectors().row_as_f32(3, row.data());
+    novelty::write_npy(tmp.file("q.npy"), novelty::DType::f32, 1, 6, row.data());
+    const auto result = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.npy")) +
+                                " --k 1 --out " + shell_quote(tmp.file("out.jsonl")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto lines = read_lines(tmp.file("out.jsonl"));
+    EXPECT_EQ(lines[0]["query"], "0");
+    EXPECT_EQ(lines[0]["neighbors"][0]["row"], 3);  // not excluded: "0" is no paper id
+    EXPECT_NEAR(lines[0]["neighbors"][0]["sim"].get<double>(), 1.0, 1e-6);
+
+    novelty::test::write_file(tmp.file("ideas.jsonl"), "{\"id\": \"idea\", \"title\": \"Something new\"}\n");
+    const auto with_vectors = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " +
+                                      shell_quote(tmp.file("ideas.jsonl")) + " --vectors " + shell_quote(tmp.file("q.npy")) +
+                                      " --k 2 --out " + shell_quote(tmp.file("out2.jsonl")));
+    ASSERT_EQ(with_vectors.exit_code, 0) << with_vectors.err;
+    EXPECT_EQ(read_lines(tmp.file("out2.jsonl"))[0]["neighbors"][0]["row"], 3);
+}
+
+TEST(SearchCli, ErrorsNameTheFileAndProblem) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    novelty::test::write_file(tmp.file("text.jsonl"), "{\"id\": \"a\", \"title\": \"An idea with text\"}\n");
+    auto r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("text.jsonl")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("text.jsonl:1: query 'a' has text"), std::string::npos) << r.err;
+    novelty::test::write_file(tmp.file("unknown.jsonl"), "{\"id\": \"g-late\"}\n{\"id\": \"zzz\"}\n");
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("unknown.jsonl")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("unknown.jsonl:2: query 'zzz' has no text and is not the id of a corpus paper"), std::string::npos)
+        << r.err;
+    std::vector<float> wrong(5, 1.0f);
+    novelty::write_npy(tmp.file("wrong.npy"), novelty::DType::f32, 1, 5, wrong.data());
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("wrong.npy")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("vectors have dimension 5 but the corpus has 6"), std::string::npos) << r.err;
+    std::vector<float> zero(6, 0.0f);
+    novelty::write_npy(tmp.file("zero.npy"), novelty::DType::f32, 1, 6, zero.data());
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("zero.npy")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("row 0 is a zero vector"), std::string::npos) << r.err;
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("zero.npy")) + " --k 0");
+    EXPECT_EQ(r.exit_code, 2);
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries x.jsonl --cutoff 2021-13");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--cutoff '2021-13' is not a date"), std::string::npos) << r.err;
+    // A corpus without vectors.
+    ASSERT_EQ(run_cli("corpus import -q --in " + shell_quote(novelty::test::fixture("import/generic.jsonl")) + " --out " +
+                      shell_quote(tmp.file("bare")))
+                  .exit_code,
+              0);
+    r = run_cli("search --corpus " + shell_quote(tmp.file("bare")) + " --queries " + shell_quote(tmp.file("zero.npy")));
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_NE(r.err.find("no vectors"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(tmp.file("out.jsonl")));
+}
+
+TEST(IndexCli, ComputesThenLoadsAndChecksQ) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    auto r = run_cli("index -q " + shell_quote(dir) + " --q 3");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("computed"), std::string::npos) << r.out;
+    r = run_cli("index -q " + shell_quote(dir) + " --q 3");
+    EXPECT_NE(r.out.find("loaded from the cache"), std::string::npos) << r.out;
+    r = run_cli("index -q " + shell_quote(dir) + " --q 3 --cutoff 2021-06-15");
+    EXPECT_NE(r.out.find("of 4 papers"), std::string::npos) << r.out;
+    r = run_cli("index -q " + shell_quote(dir) + " --q 8");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--q 8 needs more than 8 papers"), std::string::npos) << r.err;
+}

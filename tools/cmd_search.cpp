@@ -1,0 +1,194 @@
+// novelty search: exact cosine top-k of queries against a corpus; novelty index: the cached
+// self-join (neighbour densities).
+#include "cli_common.hpp"
+#include "query_input.hpp"
+
+#include "novelty/atomic_file.hpp"
+#include "novelty/error.hpp"
+#include "novelty/neighbor_cache.hpp"
+#include "novelty_host/progress.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+namespace novelty::cli {
+
+namespace {
+
+constexpr std::size_t queries_per_batch = 4096;
+
+std::vector<std::string> split_ids(const std::string& list) {
+    std::vector<std::string> ids;
+    std::stringstream ss(list);
+    std::string id;
+    while (std::getline(ss, id, ','))
+        if (!id.empty()) ids.push_back(id);
+    return ids;
+}
+
+struct SearchArgs {
+    std::string corpus;
+    std::string queries;
+    std::string vectors;
+    std::size_t k = 10;
+    std::string cutoff;
+    std::string exclude;
+    std::string out;
+    std::size_t threads = 0;
+    bool quiet = false;
+};
+
+int run_search(const SearchArgs& args) {
+    const Corpus corpus = Corpus::open(args.corpus);
+    QueryInputOptions options;
+    options.queries_path = args.queries;
+    options.vectors_path = args.vectors;
+    if (!args.cutoff.empty()) options.cutoff = parse_cutoff(args.cutoff);
+    options.exclude = split_ids(args.exclude);
+    const QueryInput input = load_query_input(corpus, options);
+    const std::size_t n = input.records.size();
+
+    auto backend = make_cpu_backend();
+    backend->tuning.threads = args.threads;
+    std::unique_ptr<AtomicFile> out;
+    if (!args.out.empty()) out = std::make_unique<AtomicFile>(args.out);
+    host::ProgressBar bar("search", "queries", args.quiet || args.out.empty());
+    std::size_t n_short = 0, n_unknown = 0;
+    for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
+        const std::size_t end = std::min(n, begin + queries_per_batch);
+        const TopK top = backend->search(VectorView::of(corpus.vectors()), query_slice(input, begin, end), args.k);
+        std::string text;
+        for (std::size_t i = begin; i < end; ++i) {
+            const std::size_t local = i - begin;
+            if (top.count[local] < args.k) ++n_short;
+            if (input.unknown_excluded[i] > 0) ++n_unknown;
+            nlohmann::ordered_json neighbors = nlohmann::ordered_json::array();
+            for (std::size_t r = 0; r < top.count[local]; ++r) {
+                const auto row = static_cast<std::size_t>(top.row(local, r));
+                auto [id, title] = corpus.id_and_title(row);
+                neighbors.push_back({{"id", id}, {"row", row}, {"sim", top.sim(local, r)}, {"title", title}});
+            }
+            if (out) {
+                nlohmann::ordered_json line;
+                line["query"] = input.records[i].id;
+                line["neighbors"] = neighbors;
+                line["cutoff"] = input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.cutoff[i]);
+                line["searchable"] = input.row_limit[i];
+                text += line.dump() + "\n";
+            } else {
+                std::printf("query %s%s\n", input.records[i].id.c_str(),
+                            input.cutoff[i].empty() ? "" : (" (cutoff " + input.cutoff[i] + ")").c_str());
+                if (neighbors.empty()) std::printf("  (no searchable papers)\n");
+                for (std::size_t r = 0; r < neighbors.size(); ++r)
+                    std::printf("  %3zu. %.4f  %s  %s\n", r + 1, neighbors[r]["sim"].get<float>(),
+                                neighbors[r]["id"].get<std::string>().c_str(),
+                                neighbors[r]["title"].get<std::string>().substr(0, 90).c_str());
+            }
+        }
+        if (out) out->write(text.data(), text.size());
+        bar.update(end, n);
+    }
+    if (out) out->commit();
+    bar.finish();
+    if (n_short > 0)
+        std::fprintf(stderr, "novelty: note: %s had fewer than %zu searchable papers; all of theirs were returned\n",
+                     count_of(n_short, "query").c_str(), args.k);
+    if (n_unknown > 0)
+        std::fprintf(stderr, "novelty: note: %s listed excluded ids that are not in the corpus\n",
+                     count_of(n_unknown, "query").c_str());
+    if (out) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), args.out.c_str());
+    return exit_ok;
+}
+
+struct IndexArgs {
+    std::string dir;
+    std::size_t q = 50;
+    std::size_t extra = default_extra_neighbors;
+    std::string cutoff;
+    std::size_t threads = 0;
+    bool quiet = false;
+};
+
+int run_index(const IndexArgs& args) {
+    const Corpus corpus = Corpus::open(args.dir);
+    const std::size_t n_rows = args.cutoff.empty() ? corpus.size() : corpus.rows_through(parse_cutoff(args.cutoff));
+    if (n_rows < 2) throw UsageError("the self-join needs at least 2 papers; the prefix has " + std::to_string(n_rows));
+    if (args.q >= n_rows)
+        throw UsageError("--q " + std::to_string(args.q) + " needs more than " + std::to_string(args.q) +
+                         " papers, and the corpus" + (args.cutoff.empty() ? "" : " up to " + args.cutoff) + " has " +
+                         std::to_string(n_rows));
+    const std::size_t k_stored = std::min(args.q + args.extra, std::min(n_rows - 1, SearchBackend::max_k));
+    auto backend = make_cpu_backend();
+    backend->tuning.threads = args.threads;
+    host::ProgressBar bar("index", "blocks", args.quiet);
+    bool from_cache = false;
+    const auto start = std::chrono::steady_clock::now();
+    const SelfJoin join = cached_self_join(corpus, *backend, n_rows, args.q, std::max(k_stored, args.q),
+                                           [&](std::size_t done, std::size_t total) { bar.update(done, total); },
+                                           &from_cache);
+    bar.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double sum = 0;
+    float lo = INFINITY, hi = -INFINITY;
+    for (float d : join.density) {
+        sum += d;
+        lo = std::min(lo, d);
+        hi = std::max(hi, d);
+    }
+    std::printf("neighbour densities of %s (q=%zu, %zu kept per paper) %s in %.1fs\n",
+                count_of(n_rows, "paper").c_str(), args.q, join.k_stored, from_cache ? "loaded from the cache" : "computed",
+                seconds);
+    std::printf("density: mean %.4f, min %.4f, max %.4f (mean cosine distance to the %zu nearest papers)\n",
+                sum / static_cast<double>(n_rows), lo, hi, args.q);
+    std::printf("cache: %s\n", self_join_cache_path(corpus, n_rows, args.q, join.k_stored).c_str());
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_search_commands(CLI::App& app, int& exit_code) {
+    auto search_args = std::make_shared<SearchArgs>();
+    CLI::App* search = app.add_subcommand(
+        "search", "Exact cosine top-k of each query against a corpus, optionally limited to papers published on or "
+                  "before a cutoff date and leaving listed papers out");
+    search->add_option("--corpus", search_args->corpus, "Corpus directory (with vectors)")->required();
+    search->add_option("--queries", search_args->queries,
+                       "Queries: .jsonl with an \"id\" per line (and optional \"date\" cutoff and \"exclude\" ids; a "
+                       "record without text whose id is a corpus paper searches as that paper), or an N x D .npy")
+        ->required();
+    search->add_option("--vectors", search_args->vectors,
+                       "N x D .npy holding the vector of each line of a .jsonl query file (row i = line i)");
+    search->add_option("--k", search_args->k, "Neighbours per query, 1-2048 (default 10)")
+        ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
+    search->add_option("--cutoff", search_args->cutoff,
+                       "Only papers published on or before this date (YYYY, YYYY-MM or YYYY-MM-DD) for queries without "
+                       "their own \"date\"");
+    search->add_option("--exclude", search_args->exclude, "Comma-separated paper ids left out for every query");
+    search->add_option("--out", search_args->out,
+                       "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
+    search->add_option("--threads", search_args->threads, "Worker threads (default: all cores)");
+    search->add_flag("-q,--quiet", search_args->quiet, "No progress on stderr");
+    search->callback([search_args, &exit_code] { exit_code = run_guarded([&] { return run_search(*search_args); }); });
+
+    auto index_args = std::make_shared<IndexArgs>();
+    CLI::App* index = app.add_subcommand(
+        "index", "Compute each paper's nearest neighbours and neighbour density (the self-join) and cache them in the "
+                 "corpus directory; later runs with the same parameters load the cache");
+    index->add_option("dir", index_args->dir, "Corpus directory (with vectors)")->required();
+    index->add_option("--q", index_args->q, "Neighbours averaged into each paper's density (default 50)")
+        ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
+    index->add_option("--extra", index_args->extra,
+                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)");
+    index->add_option("--cutoff", index_args->cutoff,
+                      "Join only the papers published on or before this date (a row prefix); default: all papers");
+    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)");
+    index->add_flag("-q,--quiet", index_args->quiet, "No progress on stderr");
+    index->callback([index_args, &exit_code] { exit_code = run_guarded([&] { return run_index(*index_args); }); });
+}
+
+}  // namespace novelty::cli

@@ -1,0 +1,134 @@
+#include "query_input.hpp"
+
+#include "novelty/error.hpp"
+#include "novelty/npy.hpp"
+
+#include <cmath>
+#include <map>
+
+namespace novelty::cli {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void check_vector(const float* v, std::size_t dim, const std::string& file, std::size_t line, const std::string& what) {
+    double sum = 0;
+    for (std::size_t c = 0; c < dim; ++c) {
+        if (!std::isfinite(v[c])) throw InputError(file, line, what + " contains NaN or Inf");
+        sum += double(v[c]) * v[c];
+    }
+    if (sum == 0) throw InputError(file, line, what + " is a zero vector");
+}
+
+}  // namespace
+
+QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options) {
+    QueryInput input;
+    const std::size_t dim = corpus.manifest().dim;
+    input.dim = dim;
+    const NpyMatrix& corpus_vectors = corpus.vectors();
+
+    if (ends_with(options.queries_path, ".npy")) {
+        if (!options.vectors_path.empty()) throw UsageError("--vectors goes with a .jsonl query file, not a .npy one");
+        const NpyMatrix m = NpyMatrix::open(options.queries_path);
+        if (m.cols() != dim)
+            throw InputError(options.queries_path, 0, "vectors have dimension " + std::to_string(m.cols()) +
+                                                          " but the corpus has " + std::to_string(dim));
+        if (m.rows() == 0) throw InputError(options.queries_path, 0, "holds no vectors");
+        input.vectors.resize(m.rows() * dim);
+        for (std::size_t i = 0; i < m.rows(); ++i) {
+            m.row_as_f32(i, input.vectors.data() + i * dim);
+            check_vector(input.vectors.data() + i * dim, dim, options.queries_path, 0, "row " + std::to_string(i));
+            QueryRecord r;
+            r.id = std::to_string(i);
+            r.line = i + 1;
+            input.records.push_back(r);
+        }
+    } else {
+        input.records = read_query_records(options.queries_path);
+        const std::size_t n = input.records.size();
+        input.vectors.resize(n * dim);
+        std::optional<NpyMatrix> given;
+        if (!options.vectors_path.empty()) {
+            given.emplace(NpyMatrix::open(options.vectors_path));
+            if (given->rows() != n)
+                throw InputError(options.vectors_path, 0, "has " + std::to_string(given->rows()) + " rows but " +
+                                                              options.queries_path + " has " + std::to_string(n) + " records");
+            if (given->cols() != dim)
+                throw InputError(options.vectors_path, 0, "vectors have dimension " + std::to_string(given->cols()) +
+                                                              " but the corpus has " + std::to_string(dim));
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const QueryRecord& r = input.records[i];
+            float* v = input.vectors.data() + i * dim;
+            if (given) {
+                given->row_as_f32(i, v);
+                check_vector(v, dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query '" + r.id + "')");
+                continue;
+            }
+            const auto row = corpus.find_row(r.id);
+            if (r.has_text() || !row) {
+                throw InputError(options.queries_path, r.line,
+                                 r.has_text()
+                                     ? "query '" + r.id + "' has text, and this build cannot embed text yet: give its "
+                                                          "vector with --vectors FILE.npy, or query by a corpus paper id"
+                                     : "query '" + r.id + "' has no text and is not the id of a corpus paper");
+            }
+            corpus_vectors.row_as_f32(*row, v);
+        }
+    }
+
+    // Cutoffs, exclusions, and the query's own paper.
+    std::map<std::string, std::size_t> rows_through;
+    std::vector<std::string> global_cutoff_text;
+    const std::size_t n = input.records.size();
+    input.row_limit.resize(n);
+    input.cutoff.resize(n);
+    input.unknown_excluded.assign(n, 0);
+    std::vector<std::int64_t> global_rows;
+    std::size_t global_unknown = 0;
+    for (const auto& id : options.exclude) {
+        if (auto row = corpus.find_row(id)) global_rows.push_back(static_cast<std::int64_t>(*row));
+        else ++global_unknown;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        const QueryRecord& r = input.records[i];
+        const std::optional<PartialDate> cutoff = r.date ? r.date : options.cutoff;
+        if (cutoff) {
+            const std::string key = cutoff->effective();
+            auto it = rows_through.find(key);
+            if (it == rows_through.end()) it = rows_through.emplace(key, corpus.rows_through(*cutoff)).first;
+            input.row_limit[i] = it->second;
+            input.cutoff[i] = cutoff->text();
+        } else {
+            input.row_limit[i] = corpus.size();
+        }
+        std::vector<std::int64_t> rows = global_rows;
+        input.unknown_excluded[i] = global_unknown;
+        for (const auto& id : r.exclude) {
+            if (auto row = corpus.find_row(id)) rows.push_back(static_cast<std::int64_t>(*row));
+            else ++input.unknown_excluded[i];
+        }
+        if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
+        input.excluded.add(rows);
+    }
+    return input;
+}
+
+SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end) {
+    SearchQueries q;
+    q.vectors = input.vectors.data() + begin * input.dim;
+    q.n_queries = end - begin;
+    q.dim = input.dim;
+    q.row_limit.assign(input.row_limit.begin() + begin, input.row_limit.begin() + end);
+    for (std::size_t i = begin; i < end; ++i) {
+        std::vector<std::int64_t> rows(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i));
+        q.excluded.add(rows);
+    }
+    return q;
+}
+
+}  // namespace novelty::cli

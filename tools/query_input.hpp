@@ -1,0 +1,41 @@
+// Turning a query file into searchable queries: vectors (from a .npy, a parallel --vectors
+// file, or the corpus itself for records naming a corpus paper), per-query row limits from
+// cutoffs, and per-query excluded rows. Shared by the commands that search.
+#pragma once
+
+#include "novelty/corpus.hpp"
+#include "novelty/query_records.hpp"
+#include "novelty/search.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace novelty::cli {
+
+struct QueryInputOptions {
+    std::string queries_path;           ///< .jsonl or .npy
+    std::string vectors_path;           ///< optional .npy parallel to a .jsonl
+    std::optional<PartialDate> cutoff;  ///< for records without their own date
+    std::vector<std::string> exclude;   ///< paper ids left out for every query
+};
+
+/// All queries, resolved against a corpus.
+struct QueryInput {
+    std::vector<QueryRecord> records;   ///< one per query, in input order (ids "0".."n-1" for .npy)
+    std::vector<float> vectors;         ///< n x dim float32 (L2-normalised by the backend)
+    std::size_t dim = 0;
+    std::vector<std::size_t> row_limit; ///< per query
+    std::vector<std::string> cutoff;    ///< per query: the cutoff's text, "" when none
+    RowLists excluded;                  ///< per query: rows left out (its own paper included)
+    std::vector<std::size_t> unknown_excluded;  ///< per query: excluded ids not in the corpus
+};
+
+/// Reads and resolves the queries; throws InputError naming the file and line (or row) for a
+/// record without a usable vector, a dimension mismatch, NaN/Inf or zero vectors.
+QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options);
+
+/// The rows [begin, end) of `input` as SearchQueries (views into `input`).
+SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end);
+
+}  // namespace novelty::cli
