@@ -4,6 +4,7 @@
 #include "novelty/half.hpp"
 #include "novelty/search.hpp"
 #include "search_reference.hpp"
+#include "cpu/scan_at_least.hpp"
 #include "topk_heap.hpp"
 
 #include <gtest/gtest.h>
@@ -61,16 +62,30 @@ struct Shape {
 
 }  // namespace
 
-TEST(TopKHeap, KeepsBestAndBreaksTiesByLowerRow) {
-    std::vector<ScoredRow> storage(3);
-    TopKHeap heap(storage.data(), 3);
-    EXPECT_EQ(heap.threshold(), -INFINITY);
-    for (auto [sim, row] : std::vector<std::pair<float, int>>{{0.5f, 7}, {0.9f, 3}, {0.5f, 2}, {0.1f, 1}, {0.5f, 9}, {0.7f, 8}})
-        heap.push(sim, row);
-    ASSERT_EQ(heap.sort_best_first(), 3u);
-    EXPECT_EQ(storage[0].row, 3);
-    EXPECT_EQ(storage[1].row, 8);
-    EXPECT_EQ(storage[2].row, 2);  // 0.5 ties between rows 7, 2 and 9: the lowest row stays
+TEST(TopKCollector, KeepsBestAndBreaksTiesByLowerRowInAnyOrder) {
+    // k = 3 over 2k = 6 slots: the offers below force two compactions.
+    std::vector<ScoredRow> storage(6);
+    TopKCollector top(storage.data(), 3);
+    EXPECT_EQ(top.threshold(), -INFINITY);
+    for (auto [sim, row] : std::vector<std::pair<float, int>>{{0.5f, 7}, {0.9f, 3}, {0.5f, 9}, {0.1f, 1}, {0.7f, 8},
+                                                             {0.2f, 4}, {0.5f, 2}, {0.05f, 0}, {0.3f, 5}, {0.6f, 6},
+                                                             {0.5f, 10}, {0.95f, 11}})
+        top.push(sim, row);
+    ASSERT_EQ(top.sort_best_first(), 3u);
+    EXPECT_EQ(storage[0].row, 11);
+    EXPECT_EQ(storage[1].row, 3);
+    EXPECT_EQ(storage[2].row, 8);
+    // Exact ties at the boundary, offered with the lowest row last.
+    std::vector<ScoredRow> tie_storage(4);
+    TopKCollector ties(tie_storage.data(), 2);
+    for (int row : {9, 8, 7, 6, 5, 4, 3, 2}) ties.push(0.5f, row);
+    ASSERT_EQ(ties.sort_best_first(), 2u);
+    EXPECT_EQ(tie_storage[0].row, 2);
+    EXPECT_EQ(tie_storage[1].row, 3);
+    // Fewer offers than k.
+    TopKCollector few(tie_storage.data(), 2);
+    few.push(0.1f, 4);
+    EXPECT_EQ(few.sort_best_first(), 1u);
 }
 
 TEST(CpuSearch, MatchesReferenceOnRandomData) {
@@ -180,8 +195,10 @@ TEST(CpuSearch, SelfJoinMatchesBruteForce) {
     const auto values = random_unit_rows(n, dim, 31);
     const VectorView corpus = VectorView::of(values, dim);
     auto backend = make_cpu_backend();
-    backend->tuning = SearchTuning{16, 50, 2};
+    // Symmetric (block pairs) and, with a tiny memory budget, block-by-block.
+    for (const SearchTuning tuning : {SearchTuning{16, 50, 2, 0}, SearchTuning{64, 50, 2, 1}})
     for (std::size_t prefix : {n, std::size_t(300), std::size_t(11), std::size_t(8)}) {
+        backend->tuning = tuning;
         std::size_t last_done = 0, last_total = 0;
         const SelfJoin join = backend->self_join(corpus, prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
             EXPECT_GE(done, last_done);
@@ -209,6 +226,27 @@ TEST(CpuSearch, SelfJoinMatchesBruteForce) {
             double expected = 0;
             for (std::size_t r = 0; r < q; ++r) expected += 1.0 - ref[r].sim;
             EXPECT_NEAR(join.density[row], expected / q, 1e-5) << "row " << row << " prefix " << prefix;
+        }
+    }
+}
+
+TEST(CpuSearch, SelfJoinTiesGoToTheLowerRow) {
+    // +-0.5 entries in dim 4: exact arithmetic, 16 distinct rows, ties everywhere.
+    const std::size_t n = 300, dim = 4, q = 5, k_stored = 40;
+    std::mt19937 rng(9);
+    std::vector<float> values(n * dim);
+    for (float& x : values) x = (rng() & 1) ? 0.5f : -0.5f;
+    const VectorView corpus = VectorView::of(values, dim);
+    auto backend = make_cpu_backend();
+    for (const SearchTuning tuning : {SearchTuning{7, 50, 2, 0}, SearchTuning{64, 50, 2, 0}, SearchTuning{32, 50, 2, 1}}) {
+        backend->tuning = tuning;
+        const SelfJoin join = backend->self_join(corpus, n, q, k_stored);
+        for (std::size_t row = 0; row < n; ++row) {
+            const auto ref = reference_topk(corpus, values.data() + row * dim, n, {static_cast<std::int64_t>(row)}, k_stored);
+            for (std::size_t r = 0; r < k_stored; ++r) {
+                ASSERT_EQ(join.rows[row * k_stored + r], ref[r].row) << "row " << row << " rank " << r;
+                ASSERT_EQ(join.sims[row * k_stored + r], static_cast<float>(ref[r].sim));
+            }
         }
     }
 }
@@ -291,4 +329,36 @@ TEST(CpuSearch, RejectsBadArguments) {
     bad.add({10});
     EXPECT_NE(message([&] { backend->search_candidates(corpus, one, bad, 1); }).find("outside the corpus"),
               std::string::npos);
+}
+
+TEST(ScanAtLeast, MatchesAScalarFilterAtEveryLengthAndThreshold) {
+    std::mt19937 rng(71);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> values(1000);
+    for (float& v : values) v = uniform(rng);
+    values[17] = NAN;
+    values[40] = 0.5f;
+    values[41] = 0.5f;
+    std::vector<std::uint32_t> out(values.size());
+    for (std::size_t n : {0, 1, 15, 16, 17, 31, 32, 33, 255, 1000})
+        for (float threshold : {-INFINITY, -0.5f, 0.0f, 0.5f, 0.99f, 2.0f}) {
+            const std::size_t count = scan_at_least(values.data(), n, threshold, out.data());
+            std::vector<std::uint32_t> expected;
+            for (std::size_t j = 0; j < n; ++j)
+                if (values[j] >= threshold) expected.push_back(static_cast<std::uint32_t>(j));
+            ASSERT_EQ(std::vector<std::uint32_t>(out.begin(), out.begin() + count), expected)
+                << "n=" << n << " threshold=" << threshold;
+        }
+    // One threshold per entry.
+    std::vector<float> thresholds(values.size());
+    for (float& t : thresholds) t = uniform(rng);
+    thresholds[5] = -INFINITY;
+    thresholds[40] = 0.5f;  // equal passes
+    for (std::size_t n : {0, 1, 16, 17, 100, 1000}) {
+        const std::size_t count = scan_at_least_each(values.data(), thresholds.data(), n, out.data());
+        std::vector<std::uint32_t> expected;
+        for (std::size_t j = 0; j < n; ++j)
+            if (values[j] >= thresholds[j]) expected.push_back(static_cast<std::uint32_t>(j));
+        ASSERT_EQ(std::vector<std::uint32_t>(out.begin(), out.begin() + count), expected) << "n=" << n;
+    }
 }

@@ -1,4 +1,4 @@
-// A bounded top-k collector: keeps the k best (similarity, row) pairs seen, where better means
+// Bounded top-k collection: keeps the k best (similarity, row) pairs offered, where better means
 // higher similarity, and for equal similarity the lower row. Shared by the CPU backend and the
 // merge step of the CUDA backend.
 #pragma once
@@ -10,9 +10,10 @@
 
 namespace novelty {
 
+/// 8 bytes: corpora are limited to 2^31 - 1 rows (SearchBackend checks).
 struct ScoredRow {
     float sim;
-    std::int64_t row;
+    std::int32_t row;
 };
 
 /// True when a ranks before b: higher similarity, then lower row.
@@ -20,40 +21,48 @@ inline bool ranks_before(const ScoredRow& a, const ScoredRow& b) {
     return a.sim > b.sim || (a.sim == b.sim && a.row < b.row);
 }
 
-/// A min-heap of at most k entries over caller-owned storage (k slots), whose top is the entry
-/// that ranks last. threshold() is the similarity a new row must reach to enter once full.
-class TopKHeap {
+/// A reservoir over caller-owned storage of 2k slots: offered pairs at or above the threshold are
+/// appended; when the reservoir is full it keeps the k best (nth_element) and raises the
+/// threshold to the k-th best similarity. Each offer costs O(1) amortised, against O(log k) for
+/// a heap, which matters because the first rows of a scan all enter.
+/// The result is exact for any order of offers: a pair equal to the threshold is still appended
+/// and the tie is settled by row at the next compaction.
+class TopKCollector {
 public:
-    TopKHeap(ScoredRow* storage, std::size_t k) : heap_(storage), k_(k) {}
+    /// `storage` must have room for 2 * k entries (k >= 1).
+    TopKCollector(ScoredRow* storage, std::size_t k) : slots_(storage), k_(k) {}
 
-    std::size_t size() const { return size_; }
-    bool full() const { return size_ == k_; }
-    /// Lowest similarity that can still enter: -inf until the heap is full.
-    float threshold() const { return full() ? heap_[0].sim : -std::numeric_limits<float>::infinity(); }
+    /// Similarity below which an offer cannot enter: -inf until k pairs have been kept once.
+    float threshold() const { return threshold_; }
 
-    /// Offers a row; keeps it when the heap is not full or it ranks before the current last.
     void push(float sim, std::int64_t row) {
-        const ScoredRow entry{sim, row};
-        if (size_ < k_) {
-            heap_[size_++] = entry;
-            std::push_heap(heap_, heap_ + size_, ranks_before);
-        } else if (ranks_before(entry, heap_[0])) {
-            std::pop_heap(heap_, heap_ + size_, ranks_before);
-            heap_[size_ - 1] = entry;
-            std::push_heap(heap_, heap_ + size_, ranks_before);
-        }
+        if (sim < threshold_) return;
+        slots_[size_++] = ScoredRow{sim, static_cast<std::int32_t>(row)};
+        if (size_ == 2 * k_) compact();
     }
 
-    /// Sorts the kept entries best first (the heap is unusable afterwards) and returns how many.
+    /// Sorts the k best best-first into the first slots of the storage and returns how many there
+    /// are (fewer than k when fewer were offered). The collector is spent afterwards.
     std::size_t sort_best_first() {
-        std::sort_heap(heap_, heap_ + size_, ranks_before);
+        if (size_ > k_) {
+            std::nth_element(slots_, slots_ + k_, slots_ + size_, ranks_before);
+            size_ = k_;
+        }
+        std::sort(slots_, slots_ + size_, ranks_before);
         return size_;
     }
 
 private:
-    ScoredRow* heap_;
+    void compact() {
+        std::nth_element(slots_, slots_ + (k_ - 1), slots_ + size_, ranks_before);
+        threshold_ = slots_[k_ - 1].sim;
+        size_ = k_;
+    }
+
+    ScoredRow* slots_;
     std::size_t k_;
     std::size_t size_ = 0;
+    float threshold_ = -std::numeric_limits<float>::infinity();
 };
 
 }  // namespace novelty

@@ -2,7 +2,9 @@
 // the block's similarities to one corpus tile at a time with OpenBLAS sgemm, and feeds them to
 // one bounded heap per query behind a threshold filter. Memory is one tile of similarities per
 // worker, never n_queries x N.
+#include "cpu/cpu_self_join.hpp"
 #include "cpu/parallel_for.hpp"
+#include "cpu/scan_at_least.hpp"
 #include "novelty/half.hpp"
 #include "novelty/search.hpp"
 #include "topk_heap.hpp"
@@ -21,6 +23,8 @@ namespace {
 
 constexpr std::size_t default_query_tile = 512;
 constexpr std::size_t default_corpus_tile = 2048;
+constexpr std::size_t scan_chunk = 256;
+constexpr std::size_t default_self_join_memory = std::size_t(1) << 30;
 constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
 
 // Rows [first, first + n) of `view` as float32: a pointer into the view when it is float32,
@@ -45,7 +49,7 @@ struct TopKProblem {
     SearchTuning tuning;
 };
 
-void write_result(TopKHeap& heap, const ScoredRow* storage, std::size_t k, std::int64_t* rows, float* sims,
+void write_result(TopKCollector& heap, const ScoredRow* storage, std::size_t k, std::int64_t* rows, float* sims,
                   std::size_t& count) {
     count = heap.sort_best_first();
     for (std::size_t r = 0; r < k; ++r) {
@@ -83,18 +87,19 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
                 query_buffer.assign(queries, queries + n_block * dim);
                 queries = query_buffer.data();
             }
-            std::vector<ScoredRow> storage(n_block * k);
-            std::vector<TopKHeap> heaps;
+            std::vector<ScoredRow> storage(n_block * 2 * k);
+            std::vector<TopKCollector> heaps;
             heaps.reserve(n_block);
             std::vector<std::size_t> limit(n_block);
             std::size_t block_limit = 0;
             for (std::size_t i = 0; i < n_block; ++i) {
-                heaps.emplace_back(storage.data() + i * k, k);
+                heaps.emplace_back(storage.data() + i * 2 * k, k);
                 limit[i] = problem.row_limit.empty() ? problem.corpus.n_rows
                                                      : std::min(problem.row_limit[q0 + i], problem.corpus.n_rows);
                 block_limit = std::max(block_limit, limit[i]);
             }
             std::vector<float> sims(n_block * corpus_tile);
+            std::vector<std::uint32_t> above(scan_chunk);
             for (std::size_t c0 = 0; c0 < block_limit; c0 += corpus_tile) {
                 const std::size_t n_tile = std::min(corpus_tile, block_limit - c0);
                 const float* tile = rows_as_f32(problem.corpus, c0, n_tile, corpus_buffer);
@@ -107,23 +112,28 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
                     const float* row_sims = sims.data() + i * n_tile;
                     const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[q0 + i];
                     const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(q0 + i) : -1;
-                    TopKHeap& heap = heaps[i];
-                    float threshold = heap.threshold();
-                    for (std::size_t j = 0; j < n_cols; ++j) {
-                        // Rows arrive in increasing order, so a row whose similarity only equals
-                        // the threshold ranks after every kept row: strict > is exact.
-                        if (!(row_sims[j] > threshold)) continue;
-                        const auto row = static_cast<std::int64_t>(c0 + j);
-                        if (row == self) continue;
-                        if (excluded && !excluded->empty() && std::binary_search(excluded->begin(), excluded->end(), row))
-                            continue;
-                        heap.push(row_sims[j], row);
-                        threshold = heap.threshold();
+                    TopKCollector& heap = heaps[i];
+                    // Chunks of the row pass the (vectorised) threshold filter; the threshold is
+                    // refreshed after each chunk, and a stale one only lets through rows the
+                    // collector then drops. Rows equal to the threshold pass, and the collector
+                    // settles the tie by row.
+                    for (std::size_t j0 = 0; j0 < n_cols; j0 += scan_chunk) {
+                        const std::size_t n_scan = std::min(scan_chunk, n_cols - j0);
+                        const std::size_t n_above = scan_at_least(row_sims + j0, n_scan, heap.threshold(), above.data());
+                        for (std::size_t a = 0; a < n_above; ++a) {
+                            const std::size_t j = j0 + above[a];
+                            const auto row = static_cast<std::int64_t>(c0 + j);
+                            if (row == self) continue;
+                            if (excluded && !excluded->empty() &&
+                                std::binary_search(excluded->begin(), excluded->end(), row))
+                                continue;
+                            heap.push(row_sims[j], row);
+                        }
                     }
                 }
             }
             for (std::size_t i = 0; i < n_block; ++i)
-                write_result(heaps[i], storage.data() + i * k, k, result.rows.data() + (q0 + i) * k,
+                write_result(heaps[i], storage.data() + i * 2 * k, k, result.rows.data() + (q0 + i) * k,
                              result.sims.data() + (q0 + i) * k, result.count[q0 + i]);
         },
         progress);
@@ -159,6 +169,11 @@ protected:
 
     SelfJoin self_join_impl(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
                             const ProgressFn& progress) override {
+        // The symmetric join does half the products but keeps every row's collector in memory;
+        // past a budget, search the prefix against itself block by block instead.
+        const std::size_t budget = tuning.self_join_memory ? tuning.self_join_memory : default_self_join_memory;
+        if (symmetric_join_bytes(n_rows, k_stored) <= budget)
+            return symmetric_self_join(corpus, n_rows, q, k_stored, tuning, progress);
         TopKProblem problem;
         problem.corpus = corpus;
         problem.corpus.n_rows = n_rows;
@@ -171,18 +186,9 @@ protected:
         join.n_rows = n_rows;
         join.q = q;
         join.k_stored = k_stored;
-        join.density.resize(n_rows);
-        for (std::size_t row = 0; row < n_rows; ++row) {
-            if (top.count[row] < q) {
-                join.density[row] = std::numeric_limits<float>::quiet_NaN();
-                continue;
-            }
-            double distance = 0;
-            for (std::size_t r = 0; r < q; ++r) distance += 1.0 - static_cast<double>(top.sim(row, r));
-            join.density[row] = static_cast<float>(distance / static_cast<double>(q));
-        }
         join.rows = std::move(top.rows);
         join.sims = std::move(top.sims);
+        fill_densities(join, top.count);
         return join;
     }
 
@@ -201,8 +207,8 @@ protected:
             std::sort(rows.begin(), rows.end());
             rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
             const std::size_t limit = queries.row_limit.empty() ? corpus.n_rows : queries.row_limit[i];
-            std::vector<ScoredRow> storage(k);
-            TopKHeap heap(storage.data(), k);
+            std::vector<ScoredRow> storage(2 * k);
+            TopKCollector heap(storage.data(), k);
             std::vector<float> buffer;
             const float* query = queries.vectors + i * dim;
             for (std::int64_t row : rows) {
