@@ -65,6 +65,20 @@ def run_child(cmd, env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_pair(ours_cmd, faiss_cmd, env, repeat):
+    """Runs both engines `repeat` times, alternating, and keeps each one's median run: on a shared
+    machine single runs vary by several percent."""
+    ours, theirs = [], []
+    for _ in range(repeat):
+        ours.append(run_child(ours_cmd, env))
+        theirs.append(run_child(faiss_cmd, env))
+    median = lambda runs: sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+    a, b = median(ours), median(theirs)
+    a["all_seconds"] = [round(r["seconds"], 2) for r in ours]
+    b["all_seconds"] = [round(r["seconds"], 2) for r in theirs]
+    return a, b
+
+
 def agree(rows_a, sims_a, rows_b, sims_b, tol=1e-4):
     """Share of queries whose top-k agree: same similarities rank by rank within tol, and the
     same row sets except for rows whose similarity is within tol of the k-th (near-ties)."""
@@ -90,6 +104,7 @@ def main():
     p.add_argument("--q", type=int, default=50)
     p.add_argument("--selfjoin-dim", type=int, default=384)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--repeat", type=int, default=3, help="runs per engine and workload (median kept)")
     # Internal: one FAISS job in a child process.
     p.add_argument("--faiss-job", choices=["search", "selfjoin"])
     p.add_argument("--mode")
@@ -112,11 +127,12 @@ def main():
             make_data(corpus, args.n_corpus, dim, seed=dim)
         if not os.path.exists(queries):
             make_data(queries, args.n_queries, dim, seed=dim + 1)
-        ours = run_child([args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
-                          "--threads", str(args.threads), "--out", os.path.join(args.work, "ours")], env)
-        theirs = run_child([sys.executable, __file__, "--faiss-job", "search", "--corpus", corpus, "--queries", queries,
-                            "--k", str(args.k), "--threads", str(args.threads),
-                            "--out", os.path.join(args.work, "faiss")], env)
+        ours, theirs = run_pair(
+            [args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
+             "--threads", str(args.threads), "--out", os.path.join(args.work, "ours")],
+            [sys.executable, __file__, "--faiss-job", "search", "--corpus", corpus, "--queries", queries,
+             "--k", str(args.k), "--threads", str(args.threads), "--out", os.path.join(args.work, "faiss")],
+            env, args.repeat)
         k = args.k
         a_rows = np.fromfile(os.path.join(args.work, "ours.rows"), dtype=np.int64).reshape(-1, k)
         a_sims = np.fromfile(os.path.join(args.work, "ours.sims"), dtype=np.float32).reshape(-1, k)
@@ -125,16 +141,18 @@ def main():
         corpus_mb = os.path.getsize(corpus) / 2**20
         rows_out.append((f"search {args.n_queries:,} x {args.n_corpus:,} x {dim}, k={k}", "queries/s", ours, theirs,
                          agree(a_rows, a_sims, b_rows, b_sims), corpus_mb))
-        print(rows_out[-1], file=sys.stderr)
+        print(f"{rows_out[-1][0]}: ours {ours['all_seconds']} s, FAISS {theirs['all_seconds']} s", file=sys.stderr)
 
     dim = args.selfjoin_dim
     corpus = os.path.join(args.work, f"corpus_{args.n_corpus}_{dim}.npy")
     if not os.path.exists(corpus):
         make_data(corpus, args.n_corpus, dim, seed=dim)
-    ours = run_child([args.engine, "selfjoin", "--corpus", corpus, "--q", str(args.q), "--threads", str(args.threads),
-                      "--out", os.path.join(args.work, "ours")], env)
-    theirs = run_child([sys.executable, __file__, "--faiss-job", "selfjoin", "--corpus", corpus, "--q", str(args.q),
-                        "--threads", str(args.threads), "--out", os.path.join(args.work, "faiss")], env)
+    ours, theirs = run_pair(
+        [args.engine, "selfjoin", "--corpus", corpus, "--q", str(args.q), "--threads", str(args.threads),
+         "--out", os.path.join(args.work, "ours")],
+        [sys.executable, __file__, "--faiss-job", "selfjoin", "--corpus", corpus, "--q", str(args.q),
+         "--threads", str(args.threads), "--out", os.path.join(args.work, "faiss")],
+        env, args.repeat)
     q = args.q
     a_rows = np.fromfile(os.path.join(args.work, "ours.rows"), dtype=np.int64).reshape(-1, q)
     a_sims = np.fromfile(os.path.join(args.work, "ours.sims"), dtype=np.float32).reshape(-1, q)
@@ -152,12 +170,14 @@ def main():
     rows_out.append((f"self-join {args.n_corpus:,} x {dim}, Q={q}", "rows/s", ours, theirs,
                      agree(a_rows, a_sims, b_rows, b_sims), os.path.getsize(corpus) / 2**20))
 
-    print(f"\nthreads: {args.threads}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    print(f"\nthreads: {args.threads}; runs per engine: {args.repeat} (median shown, all in brackets); "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print("| workload | ours | FAISS IndexFlatIP | ratio (ours / FAISS) | top-k agreement | peak RSS ours / FAISS | corpus file |")
     print("|---|---|---|---|---|---|---|")
     for name, unit, a, b, agreement, corpus_mb in rows_out:
-        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.1f} s) | {b['per_second']:,.0f} {unit} "
-              f"({b['seconds']:.1f} s) | {a['per_second'] / b['per_second']:.2f} | {100 * agreement:.2f}% | "
+        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.2f} s {a['all_seconds']}) | "
+              f"{b['per_second']:,.0f} {unit} ({b['seconds']:.2f} s {b['all_seconds']}) | "
+              f"{a['per_second'] / b['per_second']:.2f} | {100 * agreement:.2f}% | "
               f"{a['peak_rss_mb']:,.0f} / {b['peak_rss_mb']:,.0f} MB | {corpus_mb:,.0f} MB |")
 
 
