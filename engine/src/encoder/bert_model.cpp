@@ -1,0 +1,179 @@
+#include "encoder/bert_model.hpp"
+
+#include "encoder/fast_math.hpp"
+#include "encoder/safetensors.hpp"
+#include "novelty/error.hpp"
+
+#include <cblas.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace novelty::encoder {
+
+namespace fs = std::filesystem;
+
+BertConfig read_bert_config(const std::string& model_dir) {
+    const std::string path = (fs::path(model_dir) / "config.json").string();
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "cannot open the model's config.json");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, 0, std::string("invalid JSON: ") + e.what());
+    }
+    BertConfig c;
+    try {
+        c.vocab_size = j.at("vocab_size").get<std::size_t>();
+        c.hidden = j.at("hidden_size").get<std::size_t>();
+        c.layers = j.at("num_hidden_layers").get<std::size_t>();
+        c.heads = j.at("num_attention_heads").get<std::size_t>();
+        c.intermediate = j.at("intermediate_size").get<std::size_t>();
+        c.max_positions = j.at("max_position_embeddings").get<std::size_t>();
+        c.type_vocab = j.value("type_vocab_size", std::size_t{2});
+        c.layer_norm_eps = j.value("layer_norm_eps", 1e-12f);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, 0, std::string("missing or invalid key: ") + e.what());
+    }
+    const std::string act = j.value("hidden_act", "gelu");
+    if (act != "gelu") throw InputError(path, 0, "hidden_act '" + act + "' is not supported (only gelu)");
+    const std::string positions = j.value("position_embedding_type", "absolute");
+    if (positions != "absolute")
+        throw InputError(path, 0, "position_embedding_type '" + positions + "' is not supported (only absolute)");
+    if (c.heads == 0 || c.hidden % c.heads != 0)
+        throw InputError(path, 0, "hidden_size must be a multiple of num_attention_heads");
+    return c;
+}
+
+BertModel BertModel::load(const std::string& model_dir) {
+    BertModel m;
+    m.config_ = read_bert_config(model_dir);
+    const BertConfig& c = m.config_;
+    const SafeTensors st = SafeTensors::open((fs::path(model_dir) / "model.safetensors").string());
+    const std::string prefix = st.has("embeddings.word_embeddings.weight") ? "" : "bert.";
+    auto get = [&](const std::string& name, std::vector<std::size_t> shape) { return st.floats(prefix + name, shape); };
+    m.word_emb_ = get("embeddings.word_embeddings.weight", {c.vocab_size, c.hidden});
+    m.pos_emb_ = get("embeddings.position_embeddings.weight", {c.max_positions, c.hidden});
+    m.type_emb_ = get("embeddings.token_type_embeddings.weight", {c.type_vocab, c.hidden});
+    m.emb_ln_g_ = get("embeddings.LayerNorm.weight", {c.hidden});
+    m.emb_ln_b_ = get("embeddings.LayerNorm.bias", {c.hidden});
+    for (std::size_t l = 0; l < c.layers; ++l) {
+        const std::string p = "encoder.layer." + std::to_string(l) + ".";
+        BertLayer layer;
+        layer.q_w = get(p + "attention.self.query.weight", {c.hidden, c.hidden});
+        layer.q_b = get(p + "attention.self.query.bias", {c.hidden});
+        layer.k_w = get(p + "attention.self.key.weight", {c.hidden, c.hidden});
+        layer.k_b = get(p + "attention.self.key.bias", {c.hidden});
+        layer.v_w = get(p + "attention.self.value.weight", {c.hidden, c.hidden});
+        layer.v_b = get(p + "attention.self.value.bias", {c.hidden});
+        layer.attn_out_w = get(p + "attention.output.dense.weight", {c.hidden, c.hidden});
+        layer.attn_out_b = get(p + "attention.output.dense.bias", {c.hidden});
+        layer.attn_ln_g = get(p + "attention.output.LayerNorm.weight", {c.hidden});
+        layer.attn_ln_b = get(p + "attention.output.LayerNorm.bias", {c.hidden});
+        layer.inter_w = get(p + "intermediate.dense.weight", {c.intermediate, c.hidden});
+        layer.inter_b = get(p + "intermediate.dense.bias", {c.intermediate});
+        layer.out_w = get(p + "output.dense.weight", {c.hidden, c.intermediate});
+        layer.out_b = get(p + "output.dense.bias", {c.hidden});
+        layer.out_ln_g = get(p + "output.LayerNorm.weight", {c.hidden});
+        layer.out_ln_b = get(p + "output.LayerNorm.bias", {c.hidden});
+        m.layers_.push_back(std::move(layer));
+    }
+    return m;
+}
+
+namespace {
+
+// y[n x out] = x[n x in] * W^T + b, with W stored [out x in] as PyTorch's Linear.
+void linear(const float* x, std::size_t n, std::size_t in, const std::vector<float>& w, const std::vector<float>& b,
+            std::size_t out, float* y) {
+    for (std::size_t r = 0; r < n; ++r) std::copy(b.begin(), b.end(), y + r * out);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(out), static_cast<int>(in),
+                1.0f, x, static_cast<int>(in), w.data(), static_cast<int>(in), 1.0f, y, static_cast<int>(out));
+}
+
+// x[r] = LayerNorm(x[r] + residual[r]) for each of n rows of `dim` values.
+void add_layer_norm(float* x, const float* residual, std::size_t n, std::size_t dim, const std::vector<float>& gamma,
+                    const std::vector<float>& beta, float eps) {
+    for (std::size_t r = 0; r < n; ++r) {
+        float* row = x + r * dim;
+        if (residual)
+            for (std::size_t c = 0; c < dim; ++c) row[c] += residual[r * dim + c];
+        double mean = 0;
+        for (std::size_t c = 0; c < dim; ++c) mean += row[c];
+        mean /= static_cast<double>(dim);
+        double var = 0;
+        for (std::size_t c = 0; c < dim; ++c) var += (row[c] - mean) * (row[c] - mean);
+        var /= static_cast<double>(dim);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+        const float m = static_cast<float>(mean);
+        for (std::size_t c = 0; c < dim; ++c) row[c] = (row[c] - m) * inv * gamma[c] + beta[c];
+    }
+}
+
+}  // namespace
+
+void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& x) const {
+    const BertConfig& c = config_;
+    const std::size_t h = c.hidden, head_dim = c.hidden / c.heads;
+    std::size_t n_tokens = 0;
+    for (const auto* seq : seqs) {
+        if (seq->empty() || seq->size() > c.max_positions)
+            throw UsageError("a token sequence must have 1.." + std::to_string(c.max_positions) + " tokens, not " +
+                             std::to_string(seq->size()));
+        n_tokens += seq->size();
+    }
+    // Embeddings: word + position + token type 0, then LayerNorm.
+    x.assign(n_tokens * h, 0.0f);
+    std::size_t t = 0;
+    for (const auto* seq : seqs) {
+        for (std::size_t p = 0; p < seq->size(); ++p, ++t) {
+            const std::int32_t id = (*seq)[p];
+            if (id < 0 || static_cast<std::size_t>(id) >= c.vocab_size) throw UsageError("token id out of range");
+            float* row = x.data() + t * h;
+            const float* w = word_emb_.data() + static_cast<std::size_t>(id) * h;
+            const float* pe = pos_emb_.data() + p * h;
+            for (std::size_t d = 0; d < h; ++d) row[d] = w[d] + pe[d] + type_emb_[d];
+        }
+    }
+    add_layer_norm(x.data(), nullptr, n_tokens, h, emb_ln_g_, emb_ln_b_, c.layer_norm_eps);
+
+    std::vector<float> q(n_tokens * h), k(n_tokens * h), v(n_tokens * h), ctx(n_tokens * h), attn(n_tokens * h);
+    std::vector<float> inter(n_tokens * c.intermediate), scores;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    for (const BertLayer& layer : layers_) {
+        linear(x.data(), n_tokens, h, layer.q_w, layer.q_b, h, q.data());
+        linear(x.data(), n_tokens, h, layer.k_w, layer.k_b, h, k.data());
+        linear(x.data(), n_tokens, h, layer.v_w, layer.v_b, h, v.data());
+        // Self-attention within each sequence, head by head.
+        std::size_t start = 0;
+        for (const auto* seq : seqs) {
+            const std::size_t len = seq->size();
+            scores.resize(len * len);
+            for (std::size_t head = 0; head < c.heads; ++head) {
+                const float* qh = q.data() + start * h + head * head_dim;
+                const float* kh = k.data() + start * h + head * head_dim;
+                const float* vh = v.data() + start * h + head * head_dim;
+                float* ch = ctx.data() + start * h + head * head_dim;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(len), static_cast<int>(len),
+                            static_cast<int>(head_dim), scale, qh, static_cast<int>(h), kh, static_cast<int>(h), 0.0f,
+                            scores.data(), static_cast<int>(len));
+                softmax_rows(scores.data(), len, len);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(len), static_cast<int>(head_dim),
+                            static_cast<int>(len), 1.0f, scores.data(), static_cast<int>(len), vh, static_cast<int>(h),
+                            0.0f, ch, static_cast<int>(h));
+            }
+            start += len;
+        }
+        linear(ctx.data(), n_tokens, h, layer.attn_out_w, layer.attn_out_b, h, attn.data());
+        add_layer_norm(attn.data(), x.data(), n_tokens, h, layer.attn_ln_g, layer.attn_ln_b, c.layer_norm_eps);
+        linear(attn.data(), n_tokens, h, layer.inter_w, layer.inter_b, c.intermediate, inter.data());
+        gelu_in_place(inter.data(), inter.size());
+        linear(inter.data(), n_tokens, c.intermediate, layer.out_w, layer.out_b, h, x.data());
+        add_layer_norm(x.data(), attn.data(), n_tokens, h, layer.out_ln_g, layer.out_ln_b, c.layer_norm_eps);
+    }
+}
+
+}  // namespace novelty::encoder

@@ -1,0 +1,51 @@
+// A BERT encoder's forward pass on the CPU (float32, OpenBLAS sgemm), for sentence embeddings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace novelty::encoder {
+
+struct BertConfig {
+    std::size_t vocab_size = 0;
+    std::size_t hidden = 0;
+    std::size_t layers = 0;
+    std::size_t heads = 0;
+    std::size_t intermediate = 0;
+    std::size_t max_positions = 0;
+    std::size_t type_vocab = 0;
+    float layer_norm_eps = 1e-12f;
+};
+
+/// Reads config.json of a Hugging Face BERT model directory; throws InputError naming the file
+/// for a missing key or an unsupported model (hidden_act other than gelu, non-absolute positions).
+BertConfig read_bert_config(const std::string& model_dir);
+
+struct BertLayer {
+    std::vector<float> q_w, q_b, k_w, k_b, v_w, v_b;  // [hidden x hidden], [hidden]
+    std::vector<float> attn_out_w, attn_out_b, attn_ln_g, attn_ln_b;
+    std::vector<float> inter_w, inter_b;              // [intermediate x hidden], [intermediate]
+    std::vector<float> out_w, out_b, out_ln_g, out_ln_b;  // [hidden x intermediate], [hidden]
+};
+
+class BertModel {
+public:
+    /// Loads model.safetensors of `model_dir` (tensor names with or without a "bert." prefix).
+    static BertModel load(const std::string& model_dir);
+
+    const BertConfig& config() const { return config_; }
+
+    /// Runs the encoder on `n_seqs` token sequences and writes their last hidden states, one
+    /// row of `hidden` floats per token, sequences concatenated in order (sum of lengths rows).
+    /// Sequences are attended separately (no padding). Each length must be 1..max_positions.
+    void forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& hidden_out) const;
+
+private:
+    BertConfig config_;
+    std::vector<float> word_emb_, pos_emb_, type_emb_, emb_ln_g_, emb_ln_b_;
+    std::vector<BertLayer> layers_;
+};
+
+}  // namespace novelty::encoder
