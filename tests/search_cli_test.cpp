@@ -102,9 +102,10 @@ TEST(SearchCli, ErrorsNameTheFileAndProblem) {
     TempDir tmp;
     const std::string dir = make_corpus(tmp);
     novelty::test::write_file(tmp.file("text.jsonl"), "{\"id\": \"a\", \"title\": \"An idea with text\"}\n");
+    // Text queries need the corpus's encoder; vectors attached from a file name none.
     auto r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("text.jsonl")));
-    EXPECT_EQ(r.exit_code, 3);
-    EXPECT_NE(r.err.find("text.jsonl:1: query 'a' has text"), std::string::npos) << r.err;
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("was embedded with 'external'; give --embedder"), std::string::npos) << r.err;
     novelty::test::write_file(tmp.file("unknown.jsonl"), "{\"id\": \"g-late\"}\n{\"id\": \"zzz\"}\n");
     r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("unknown.jsonl")));
     EXPECT_EQ(r.exit_code, 3);
@@ -149,4 +150,54 @@ TEST(IndexCli, ComputesThenLoadsAndChecksQ) {
     r = run_cli("index -q " + shell_quote(dir) + " --q 8");
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("--q 8 needs more than 8 papers"), std::string::npos) << r.err;
+}
+
+TEST(EmbedCli, EmbedsCorporaRecordsAndTextQueriesWithOneEncoder) {
+    TempDir tmp;
+    const std::string model = novelty::test::fixture("encoder/tiny-bert-cls");
+    const std::string dir = tmp.file("c");
+    ASSERT_EQ(run_cli("corpus import -q --in " + shell_quote(novelty::test::fixture("import/generic.jsonl")) + " --out " +
+                      shell_quote(dir))
+                  .exit_code,
+              0);
+    auto r = run_cli("corpus embed -q " + shell_quote(dir) + " --embedder " + shell_quote(model) + " --batch 3");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("embedded 8 papers with tiny-bert-cls (dim 16, cls pooling)"), std::string::npos) << r.out;
+
+    // `novelty embed` gives the same vector for the same title and text.
+    novelty::test::write_file(tmp.file("recs.jsonl"),
+                              "{\"id\": \"x\", \"title\": \"Sparse attention for long documents\", "
+                              "\"text\": \"We study sparse attention patterns.\"}\n"
+                              "{\"id\": \"y\", \"text\": \"Something else entirely.\"}\n");
+    r = run_cli("embed -q --in " + shell_quote(tmp.file("recs.jsonl")) + " --embedder " + shell_quote(model) + " --out " +
+                shell_quote(tmp.file("recs.npy")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const novelty::NpyMatrix recs = novelty::NpyMatrix::open(tmp.file("recs.npy"));
+    ASSERT_EQ(recs.rows(), 2u);
+    ASSERT_EQ(recs.cols(), 16u);
+    const novelty::Corpus corpus = novelty::Corpus::open(dir);
+    std::vector<float> a(16), b(16);
+    recs.row_as_f32(0, a.data());
+    corpus.vectors().row_as_f32(*corpus.find_row("g-late"), b.data());
+    for (std::size_t c = 0; c < 16; ++c) EXPECT_NEAR(a[c], b[c], 1e-6);
+
+    // A text query is embedded with the corpus's encoder and finds that paper first.
+    novelty::test::write_file(tmp.file("q.jsonl"),
+                              "{\"id\": \"q\", \"title\": \"Sparse attention for long documents\", "
+                              "\"text\": \"We study sparse attention patterns.\"}\n");
+    r = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                " --embedder " + shell_quote(model) + " --k 1 --out " + shell_quote(tmp.file("out.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read_lines(tmp.file("out.jsonl"))[0]["neighbors"][0]["id"], "g-late");
+    // Another encoder for the queries is refused.
+    r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                " --embedder " + shell_quote(tmp.file("nowhere")));
+    EXPECT_NE(r.exit_code, 0);
+    // Records without text cannot be embedded.
+    novelty::test::write_file(tmp.file("bare.jsonl"), "{\"id\": \"z\"}\n");
+    r = run_cli("embed --in " + shell_quote(tmp.file("bare.jsonl")) + " --embedder " + shell_quote(model) + " --out " +
+                shell_quote(tmp.file("bare.npy")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("bare.jsonl:1: record 'z' has no title or text"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(tmp.file("bare.npy")));
 }

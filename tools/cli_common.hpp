@@ -22,9 +22,12 @@ int run_guarded(const std::function<int()>& body);
 
 /// Registers each command group; each returns nothing and sets callbacks that store the exit
 /// code in `exit_code`.
-void add_corpus_commands(CLI::App& app, int& exit_code);
+/// Returns the `corpus` command, for other groups that add corpus subcommands.
+CLI::App& add_corpus_commands(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_search_commands(CLI::App& app, int& exit_code);
+/// `novelty embed`, and `embed` under the `corpus` command.
+void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 
 /// Formats 87692 as "87,692".
 std::string thousands(unsigned long long n);

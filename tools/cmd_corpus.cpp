@@ -189,7 +189,7 @@ int run_info(const InfoArgs& args) {
 
 }  // namespace
 
-void add_corpus_commands(CLI::App& app, int& exit_code) {
+CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     CLI::App* corpus = app.add_subcommand("corpus", "Build and inspect corpus directories (papers, vectors, caches)");
     corpus->require_subcommand(1);
 
@@ -245,6 +245,7 @@ void add_corpus_commands(CLI::App& app, int& exit_code) {
                    "Recompute the checksums of papers.sqlite and vectors.npy and compare with the manifest "
                    "(exit code 4 on a mismatch)");
     info->callback([info_args, &exit_code] { exit_code = run_guarded([&] { return run_info(*info_args); }); });
+    return *corpus;
 }
 
 }  // namespace novelty::cli

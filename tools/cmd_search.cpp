@@ -1,6 +1,7 @@
 // novelty search: exact cosine top-k of queries against a corpus; novelty index: the cached
 // self-join (neighbour densities).
 #include "cli_common.hpp"
+#include "embedder_choice.hpp"
 #include "query_input.hpp"
 
 #include "novelty/atomic_file.hpp"
@@ -40,6 +41,7 @@ struct SearchArgs {
     std::string exclude;
     std::string out;
     std::size_t threads = 0;
+    EmbedderFlags embedder;
     bool quiet = false;
 };
 
@@ -50,7 +52,13 @@ int run_search(const SearchArgs& args) {
     options.vectors_path = args.vectors;
     if (!args.cutoff.empty()) options.cutoff = parse_cutoff(args.cutoff);
     options.exclude = split_ids(args.exclude);
+    EmbedderFlags embedder_flags = args.embedder;
+    embedder_flags.threads = args.threads;
+    options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
+    host::ProgressBar embed_bar("embed queries", "queries", args.quiet);
+    options.on_embed_progress = [&](std::size_t done, std::size_t total) { embed_bar.update(done, total); };
     const QueryInput input = load_query_input(corpus, options);
+    embed_bar.finish();
     const std::size_t n = input.records.size();
 
     auto backend = make_cpu_backend();
@@ -158,8 +166,9 @@ void add_search_commands(CLI::App& app, int& exit_code) {
                   "before a cutoff date and leaving listed papers out");
     search->add_option("--corpus", search_args->corpus, "Corpus directory (with vectors)")->required();
     search->add_option("--queries", search_args->queries,
-                       "Queries: .jsonl with an \"id\" per line (and optional \"date\" cutoff and \"exclude\" ids; a "
-                       "record without text whose id is a corpus paper searches as that paper), or an N x D .npy")
+                       "Queries: .jsonl with an \"id\" and \"title\"/\"text\" per line (embedded with the corpus's "
+                       "encoder; optional \"date\" cutoff and \"exclude\" ids; a record without text whose id is a "
+                       "corpus paper searches as that paper), or an N x D .npy")
         ->required();
     search->add_option("--vectors", search_args->vectors,
                        "N x D .npy holding the vector of each line of a .jsonl query file (row i = line i)");
@@ -172,6 +181,7 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     search->add_option("--out", search_args->out,
                        "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
     search->add_option("--threads", search_args->threads, "Worker threads (default: all cores)");
+    add_embedder_flags(*search, search_args->embedder);
     search->add_flag("-q,--quiet", search_args->quiet, "No progress on stderr");
     search->callback([search_args, &exit_code] { exit_code = run_guarded([&] { return run_search(*search_args); }); });
 

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("novelty ") + NOVELTY_VERSION);
     app.require_subcommand(1);
     int exit_code = exit_ok;
-    add_corpus_commands(app, exit_code);
+    CLI::App& corpus = add_corpus_commands(app, exit_code);
+    add_embed_commands(app, corpus, exit_code);
     add_search_commands(app, exit_code);
     add_info_command(app, exit_code);
     try {

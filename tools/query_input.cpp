@@ -61,6 +61,7 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
                 throw InputError(options.vectors_path, 0, "vectors have dimension " + std::to_string(given->cols()) +
                                                               " but the corpus has " + std::to_string(dim));
         }
+        std::vector<std::size_t> to_embed;
         for (std::size_t i = 0; i < n; ++i) {
             const QueryRecord& r = input.records[i];
             float* v = input.vectors.data() + i * dim;
@@ -69,15 +70,38 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
                 check_vector(v, dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query '" + r.id + "')");
                 continue;
             }
-            const auto row = corpus.find_row(r.id);
-            if (r.has_text() || !row) {
-                throw InputError(options.queries_path, r.line,
-                                 r.has_text()
-                                     ? "query '" + r.id + "' has text, and this build cannot embed text yet: give its "
-                                                          "vector with --vectors FILE.npy, or query by a corpus paper id"
-                                     : "query '" + r.id + "' has no text and is not the id of a corpus paper");
+            if (r.has_text()) {
+                if (!options.make_embedder)
+                    throw InputError(options.queries_path, r.line,
+                                     "query '" + r.id + "' has text but no encoder was given to embed it");
+                to_embed.push_back(i);
+                continue;
             }
+            const auto row = corpus.find_row(r.id);
+            if (!row)
+                throw InputError(options.queries_path, r.line,
+                                 "query '" + r.id + "' has no text and is not the id of a corpus paper");
             corpus_vectors.row_as_f32(*row, v);
+        }
+        if (!to_embed.empty()) {
+            const std::unique_ptr<Embedder> embedder = options.make_embedder();
+            constexpr std::size_t batch = 64;
+            std::vector<std::string> texts;
+            for (std::size_t begin = 0; begin < to_embed.size(); begin += batch) {
+                const std::size_t end = std::min(to_embed.size(), begin + batch);
+                texts.clear();
+                for (std::size_t j = begin; j < end; ++j)
+                    texts.push_back(embedding_text(input.records[to_embed[j]].title, input.records[to_embed[j]].text));
+                const std::vector<float> vectors = embedder->embed(texts);
+                if (vectors.size() != texts.size() * dim)
+                    throw UsageError("the encoder '" + embedder->name() + "' makes vectors of dimension " +
+                                     std::to_string(vectors.size() / texts.size()) + " but the corpus has " +
+                                     std::to_string(dim));
+                for (std::size_t j = begin; j < end; ++j)
+                    std::copy(vectors.begin() + (j - begin) * dim, vectors.begin() + (j - begin + 1) * dim,
+                              input.vectors.begin() + to_embed[j] * dim);
+                if (options.on_embed_progress) options.on_embed_progress(end, to_embed.size());
+            }
         }
     }
 

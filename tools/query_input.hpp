@@ -4,9 +4,12 @@
 #pragma once
 
 #include "novelty/corpus.hpp"
+#include "novelty/embedder.hpp"
 #include "novelty/query_records.hpp"
 #include "novelty/search.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +21,10 @@ struct QueryInputOptions {
     std::string vectors_path;           ///< optional .npy parallel to a .jsonl
     std::optional<PartialDate> cutoff;  ///< for records without their own date
     std::vector<std::string> exclude;   ///< paper ids left out for every query
+    /// Makes the embedder for records with text and no given vector; called at most once, only
+    /// when such records exist. Empty: such records are an error.
+    std::function<std::unique_ptr<Embedder>()> make_embedder;
+    std::function<void(std::size_t done, std::size_t total)> on_embed_progress;
 };
 
 /// All queries, resolved against a corpus.
@@ -31,8 +38,10 @@ struct QueryInput {
     std::vector<std::size_t> unknown_excluded;  ///< per query: excluded ids not in the corpus
 };
 
-/// Reads and resolves the queries; throws InputError naming the file and line (or row) for a
-/// record without a usable vector, a dimension mismatch, NaN/Inf or zero vectors.
+/// Reads and resolves the queries. A query's vector is its .npy row, else its --vectors row, else
+/// its text embedded, else (no text) the vector of the corpus paper with its id. Throws
+/// InputError naming the file and line (or row) for a record without a usable vector, a
+/// dimension mismatch, NaN/Inf or zero vectors.
 QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options);
 
 /// The rows [begin, end) of `input` as SearchQueries (views into `input`).

@@ -1,0 +1,67 @@
+#include "embedder_choice.hpp"
+
+#include "cli_common.hpp"
+#include "novelty/error.hpp"
+#include "novelty/text_encoder.hpp"
+#include "novelty_host/http_embedder.hpp"
+
+namespace novelty::cli {
+
+namespace {
+
+bool is_url(const std::string& spec) { return spec.rfind("http://", 0) == 0 || spec.rfind("https://", 0) == 0; }
+
+}  // namespace
+
+std::unique_ptr<Embedder> make_embedder(const EmbedderFlags& flags) {
+    const std::string spec = flags.spec.empty() ? "default" : flags.spec;
+    if (is_url(spec)) {
+        host::HttpEmbedderOptions given;
+        given.base_url = spec;
+        given.model = flags.model;
+        given.api_key = flags.api_key;
+        return std::make_unique<host::HttpEmbedder>(host::http_embedder_options_from_env(given));
+    }
+    EncoderOptions options;
+    options.threads = flags.threads;
+    return load_builtin_encoder(spec == "default" ? default_model_dir() : spec, options);
+}
+
+std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const EmbedderFlags& flags) {
+    const auto& recorded = corpus.manifest().embedder;
+    if (!flags.spec.empty()) {
+        auto embedder = make_embedder(flags);
+        if (recorded && recorded->name != embedder->name())
+            throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + recorded->name +
+                             "', but queries would be embedded with '" + embedder->name() +
+                             "'; their vectors would not be comparable");
+        return embedder;
+    }
+    if (!recorded) throw UsageError("the corpus " + corpus.dir() + " records no embedder; give --embedder");
+    EmbedderFlags from_corpus = flags;
+    const std::string& name = recorded->name;
+    if (name == "all-MiniLM-L6-v2") {
+        from_corpus.spec = "default";
+    } else if (is_url(name)) {
+        const auto hash = name.rfind('#');
+        from_corpus.spec = name.substr(0, hash);
+        if (from_corpus.model.empty() && hash != std::string::npos) from_corpus.model = name.substr(hash + 1);
+    } else {
+        throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + name +
+                         "'; give --embedder with that model's directory to embed text queries");
+    }
+    return embedder_for_corpus(corpus, from_corpus);
+}
+
+void add_embedder_flags(CLI::App& command, EmbedderFlags& flags) {
+    command.add_option("--embedder", flags.spec,
+                       "Text encoder: 'default' (the built-in all-MiniLM-L6-v2), a model directory (BERT-family, "
+                       "sentence-transformers layout), or the base URL of an OpenAI-compatible server "
+                       "(http://host:port/v1)");
+    command.add_option("--embed-model", flags.model,
+                       "Model name sent to an embedding server (default: $NOVELTY_EMBED_MODEL)");
+    command.add_option("--embed-key", flags.api_key,
+                       "API key for an embedding server (default: $NOVELTY_EMBED_API_KEY, else $OPENAI_API_KEY)");
+}
+
+}  // namespace novelty::cli
