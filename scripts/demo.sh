@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds the engine, and runs the main job on the bundled demo data:
-# imports data/demo into build/demo-corpus and prints what the corpus holds.
+# imports data/demo into build/demo-corpus, attaches the committed all-MiniLM-L6-v2 vectors (so
+# nothing needs re-embedding), embeds the example ideas in data/ideas.jsonl with the built-in
+# encoder and prints each idea's nearest demo papers.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -8,8 +10,12 @@ scripts/setup.sh
 scripts/build.sh auto
 novelty="build/auto/novelty"
 corpus="build/demo-corpus"
-"$novelty" corpus import --overwrite \
+"$novelty" corpus import --overwrite -q \
   --format paperlists openalex --field ml biomed \
   --in data/demo/ml_papers_demo.jsonl.gz data/demo/biomed_demo.jsonl.gz \
   --out "$corpus"
+"$novelty" corpus add-vectors "$corpus" -q --vectors data/demo/vectors_minilm_f16.npy --ids data/demo/vector_ids.txt \
+  --embedder all-MiniLM-L6-v2 --pooling mean
 "$novelty" corpus info "$corpus"
+echo
+"$novelty" search --corpus "$corpus" --queries data/ideas.jsonl --k 3
