@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from bench_common import median_run, peak_rss_mb, run_child
+
 
 def make_data(path, n, dim, seed, n_centers=2000):
     """Clustered unit vectors (a mixture around random centres), like real embeddings."""
@@ -24,16 +26,6 @@ def make_data(path, n, dim, seed, n_centers=2000):
     x = centers[rng.integers(0, n_centers, n)] + 0.7 * rng.standard_normal((n, dim), dtype=np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     np.save(path, x.astype(np.float32))
-
-
-def peak_rss_mb():
-    """Peak resident memory of this process image (VmHWM). Not getrusage: its ru_maxrss carries
-    the parent's peak across fork and exec."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return -1.0
 
 
 def faiss_job(args):
@@ -60,11 +52,6 @@ def faiss_job(args):
     print(json.dumps({"seconds": seconds, "per_second": n / seconds, "peak_rss_mb": peak}))
 
 
-def run_child(cmd, env):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def run_pair(ours_cmd, faiss_cmd, env, repeat):
     """Runs both engines `repeat` times, alternating, and keeps each one's median run: on a shared
     machine single runs vary by several percent."""
@@ -72,8 +59,7 @@ def run_pair(ours_cmd, faiss_cmd, env, repeat):
     for _ in range(repeat):
         ours.append(run_child(ours_cmd, env))
         theirs.append(run_child(faiss_cmd, env))
-    median = lambda runs: sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
-    a, b = median(ours), median(theirs)
+    a, b = median_run(ours), median_run(theirs)
     a["all_seconds"] = [round(r["seconds"], 2) for r in ours]
     b["all_seconds"] = [round(r["seconds"], 2) for r in theirs]
     return a, b

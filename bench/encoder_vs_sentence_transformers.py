@@ -16,13 +16,7 @@ import time
 
 import numpy as np
 
-
-def peak_rss_mb():
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return -1.0
+from bench_common import median_run, peak_rss_mb, run_child
 
 
 def st_job(args):
@@ -41,11 +35,6 @@ def st_job(args):
     np.save(args.out, vectors.astype(np.float32))
     print(json.dumps({"texts": len(texts), "seconds": seconds, "per_second": len(texts) / seconds,
                       "peak_rss_mb": peak_rss_mb()}))
-
-
-def run(cmd, env):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -79,12 +68,11 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), TOKENIZERS_PARALLELISM="false")
     ours_runs, st_runs = [], []
     for _ in range(args.repeat):
-        ours_runs.append(run([args.engine, args.model, records, os.path.join(args.work, "ours.npy"), str(args.threads)], env))
-        st_runs.append(run([sys.executable, __file__, "--st-job", "--model", args.model, "--records", records,
+        ours_runs.append(run_child([args.engine, args.model, records, os.path.join(args.work, "ours.npy"), str(args.threads)], env))
+        st_runs.append(run_child([sys.executable, __file__, "--st-job", "--model", args.model, "--records", records,
                             "--out", os.path.join(args.work, "st.npy"), "--threads", str(args.threads),
                             "--batch", str(args.batch)], env))
-    median = lambda runs: sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
-    a, b = median(ours_runs), median(st_runs)
+    a, b = median_run(ours_runs), median_run(st_runs)
     ours = np.load(os.path.join(args.work, "ours.npy"))
     theirs = np.load(os.path.join(args.work, "st.npy"))
     cos = np.sum(ours * theirs, axis=1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1))
