@@ -87,7 +87,19 @@ TEST(SearchCli, NpyQueriesAndParallelVectors) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const auto lines = read_lines(tmp.file("out.jsonl"));
     EXPECT_EQ(lines[0]["query"], "0");
-    EXPECT_EQ(lines[0]["neighbors"][0]["row"], 3);  // not excluded: "0" is no paper id
+    EXPECT_EQ(lines[0]["neighbors"][0]["row"], 3);
+
+    // Row 42 of a .npy is query "42", which is not the corpus paper "42": a query holding that
+    // paper's vector still finds it.
+    std::vector<float> many(43 * 6);
+    for (std::size_t i = 0; i < 43; ++i) corpus.vectors().row_as_f32(3, many.data() + i * 6);
+    corpus.vectors().row_as_f32(*corpus.find_row("42"), many.data() + 42 * 6);
+    novelty::write_npy(tmp.file("q43.npy"), novelty::DType::f32, 43, 6, many.data());
+    ASSERT_EQ(run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q43.npy")) +
+                      " --k 1 --out " + shell_quote(tmp.file("out_npy.jsonl")))
+                  .exit_code,
+              0);
+    EXPECT_EQ(read_lines(tmp.file("out_npy.jsonl"))[42]["neighbors"][0]["id"], "42");
     EXPECT_NEAR(lines[0]["neighbors"][0]["sim"].get<double>(), 1.0, 1e-6);
 
     novelty::test::write_file(tmp.file("ideas.jsonl"), "{\"id\": \"idea\", \"title\": \"Something new\"}\n");

@@ -31,7 +31,8 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
     input.dim = dim;
     const NpyMatrix& corpus_vectors = corpus.vectors();
 
-    if (ends_with(options.queries_path, ".npy")) {
+    const bool from_npy = ends_with(options.queries_path, ".npy");
+    if (from_npy) {
         if (!options.vectors_path.empty()) throw UsageError("--vectors goes with a .jsonl query file, not a .npy one");
         const NpyMatrix m = NpyMatrix::open(options.queries_path);
         if (m.cols() != dim)
@@ -136,7 +137,9 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
             if (auto row = corpus.find_row(id)) rows.push_back(static_cast<std::int64_t>(*row));
             else ++input.unknown_excluded[i];
         }
-        if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
+        // A record naming a corpus paper never finds itself; .npy rows have made-up ids ("0", "1", ...).
+        if (!from_npy)
+            if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
         input.excluded.add(rows);
     }
     return input;
