@@ -1,0 +1,71 @@
+// Novelty scores of ideas against a corpus: Relative Neighbor Density (RND), its neighbour
+// density ND (the absolute density), Historical Dissimilarity (HD) and Overall Novelty (ON).
+// docs/scoring.md gives the definitions and the exactness argument.
+#pragma once
+
+#include "novelty/corpus.hpp"
+#include "novelty/search.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+struct ScoreOptions {
+    std::size_t p = 100;          ///< neighbours whose densities form the reference distribution
+    std::size_t q = 50;           ///< neighbours averaged into a density
+    /// Count a neighbour's own row among its q nearest (distance 0), as the paper's Algorithm 1
+    /// reads; by default a paper's density leaves itself out.
+    bool include_self = false;
+    std::size_t extra = 8;        ///< cached neighbours beyond q (see novelty index)
+    std::size_t hd_neighbors = 5; ///< HD/CD average over this many nearest papers
+    /// Papers before this row are historical, from it on contemporary (the split date's row);
+    /// without it HD uses the whole searchable corpus and ON is null.
+    std::optional<std::size_t> split_row;
+    ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
+};
+
+/// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row
+/// prefix (its cutoff) and rows left out (its exclude list and, for a corpus paper, itself).
+struct ScoreInput {
+    const float* vectors = nullptr;
+    std::size_t n_ideas = 0;
+    std::size_t dim = 0;
+    std::vector<std::size_t> row_limit;  ///< per idea; empty = whole corpus
+    RowLists excluded;                   ///< per idea; may be empty
+};
+
+struct IdeaScore {
+    double rnd = 0;                  ///< in [0, 100]
+    double nd = 0;                   ///< the idea's neighbour density (mean cosine distance to its q nearest)
+    double hd = 0;                   ///< mean Euclidean distance to the nearest historical papers
+    std::optional<double> on;        ///< HD * CI / CD, when a split and citation counts allow
+    std::vector<std::int64_t> neighbor_rows;  ///< the idea's max(p, q) nearest, nearest first
+    std::vector<float> neighbor_sims;
+    std::vector<double> neighbor_nd; ///< ND of each of the p nearest
+    std::size_t searchable = 0;      ///< rows in the idea's prefix
+};
+
+/// Scores ideas. Densities of corpus papers come from the cached self-join of the idea's row
+/// prefix (computed on demand and cached), with the idea's excluded rows removed from each
+/// neighbour's list; when more than `extra` of a neighbour's cached neighbours are excluded its
+/// density is recomputed directly, so the result is always exact.
+/// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
+class Scorer {
+public:
+    Scorer(const Corpus& corpus, SearchBackend& backend, ScoreOptions options);
+    std::vector<IdeaScore> score(const ScoreInput& input);
+
+private:
+    const SelfJoin& join_for(std::size_t n_rows);
+    double neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded_sorted);
+
+    const Corpus& corpus_;
+    SearchBackend& backend_;
+    ScoreOptions options_;
+    std::vector<std::pair<std::size_t, SelfJoin>> joins_;
+};
+
+}  // namespace novelty

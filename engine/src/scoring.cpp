@@ -1,0 +1,158 @@
+// RND, ND, HD and ON scores (docs/scoring.md).
+#include "novelty/error.hpp"
+#include "novelty/neighbor_cache.hpp"
+#include "novelty/scoring.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t max_cached_joins = 4;
+
+double euclidean(float sim) { return std::sqrt(std::max(0.0, 2.0 - 2.0 * static_cast<double>(sim))); }
+
+std::vector<std::int64_t> sorted_rows(const RowLists& lists, std::size_t item) {
+    if (lists.n_items() == 0) return {};
+    std::vector<std::int64_t> rows(lists.begin(item), lists.begin(item) + lists.size(item));
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    return rows;
+}
+
+bool contains(const std::vector<std::int64_t>& sorted, std::int64_t row) {
+    return std::binary_search(sorted.begin(), sorted.end(), row);
+}
+
+}  // namespace
+
+Scorer::Scorer(const Corpus& corpus, SearchBackend& backend, ScoreOptions options)
+    : corpus_(corpus), backend_(backend), options_(std::move(options)) {
+    if (options_.p < 1 || options_.q < 1) throw UsageError("p and q must be at least 1");
+    if (std::max(options_.p, options_.q) > SearchBackend::max_k)
+        throw UsageError("p and q must be at most " + std::to_string(SearchBackend::max_k));
+}
+
+const SelfJoin& Scorer::join_for(std::size_t n_rows) {
+    for (const auto& [rows, join] : joins_)
+        if (rows == n_rows) return join;
+    const std::size_t k_stored = std::min(options_.q + options_.extra, n_rows - 1);
+    if (joins_.size() == max_cached_joins) joins_.erase(joins_.begin());
+    joins_.emplace_back(n_rows, cached_self_join(corpus_, backend_, n_rows, options_.q, k_stored,
+                                                 options_.on_density_progress));
+    return joins_.back().second;
+}
+
+double Scorer::neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
+    // Others needed: q, or q - 1 when the row itself counts as its nearest neighbour (distance 0).
+    const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
+    double sum = 0;
+    std::size_t taken = 0;
+    if (need > 0) {
+        const SelfJoin& join = join_for(n_rows);
+        for (std::size_t r = 0; r < join.k_stored && taken < need; ++r) {
+            const std::int64_t other = join.rows[row * join.k_stored + r];
+            if (other < 0) break;
+            if (contains(excluded, other)) continue;
+            sum += 1.0 - static_cast<double>(join.sims[row * join.k_stored + r]);
+            ++taken;
+        }
+        if (taken < need) {
+            // Too many of the cached neighbours are excluded: search this row's neighbours directly.
+            std::vector<float> v(corpus_.manifest().dim);
+            corpus_.vectors().row_as_f32(row, v.data());
+            SearchQueries query{v.data(), 1, v.size(), {n_rows}, {}};
+            std::vector<std::int64_t> left_out = excluded;
+            left_out.push_back(static_cast<std::int64_t>(row));
+            query.excluded.add(left_out);
+            const TopK top = backend_.search(VectorView::of(corpus_.vectors()), query, need);
+            if (top.count[0] < need)
+                throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
+                                 " papers a neighbour can reach within the cutoff and exclusions");
+            sum = 0;
+            for (std::size_t r = 0; r < need; ++r) sum += 1.0 - static_cast<double>(top.sim(0, r));
+        }
+    }
+    return sum / static_cast<double>(options_.q);
+}
+
+std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
+    const std::size_t n = input.n_ideas, p = options_.p, q = options_.q, k = std::max(p, q);
+    const VectorView corpus_view = VectorView::of(corpus_.vectors());
+    SearchQueries queries{input.vectors, n, input.dim, input.row_limit, input.excluded};
+    if (queries.row_limit.empty()) queries.row_limit.assign(n, corpus_.size());
+    const TopK top = backend_.search(corpus_view, queries, k);
+
+    // HD: the nearest historical papers (before the split, within the cutoff).
+    SearchQueries historical = queries;
+    if (options_.split_row)
+        for (auto& limit : historical.row_limit) limit = std::min(limit, *options_.split_row);
+    const std::size_t n_hd = options_.hd_neighbors;
+    const TopK hd_top = backend_.search(corpus_view, historical, n_hd);
+
+    // CD and CI: the nearest contemporary papers, rows [split, cutoff), searched in that slice.
+    std::optional<TopK> cd_top;
+    if (options_.split_row && *options_.split_row < corpus_.size() && corpus_.manifest().n_with_citations > 0) {
+        const std::size_t split = *options_.split_row;
+        VectorView slice = corpus_view;
+        slice.data = static_cast<const char*>(corpus_view.data) + split * corpus_view.dim * dtype_size(corpus_view.dtype);
+        slice.n_rows = corpus_view.n_rows - split;
+        SearchQueries contemporary{input.vectors, n, input.dim, {}, {}};
+        for (std::size_t i = 0; i < n; ++i) {
+            contemporary.row_limit.push_back(queries.row_limit[i] > split ? queries.row_limit[i] - split : 0);
+            std::vector<std::int64_t> shifted;
+            for (std::int64_t row : sorted_rows(input.excluded, i))
+                if (row >= static_cast<std::int64_t>(split)) shifted.push_back(row - static_cast<std::int64_t>(split));
+            contemporary.excluded.add(shifted);
+        }
+        cd_top = backend_.search(slice, contemporary, n_hd);
+    }
+
+    std::vector<IdeaScore> scores(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        IdeaScore& s = scores[i];
+        s.searchable = queries.row_limit[i];
+        if (top.count[i] < k)
+            throw UsageError("idea " + std::to_string(i) + ": p = " + std::to_string(p) + " and q = " + std::to_string(q) +
+                             " need " + std::to_string(k) + " papers, but its cutoff and exclusions leave " +
+                             std::to_string(top.count[i]));
+        for (std::size_t r = 0; r < k; ++r) {
+            s.neighbor_rows.push_back(top.row(i, r));
+            s.neighbor_sims.push_back(top.sim(i, r));
+        }
+        double nd = 0;
+        for (std::size_t r = 0; r < q; ++r) nd += 1.0 - static_cast<double>(top.sim(i, r));
+        s.nd = nd / static_cast<double>(q);
+        const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
+        std::size_t at_most = 0;
+        for (std::size_t r = 0; r < p; ++r) {
+            const double density = neighbor_density(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
+            s.neighbor_nd.push_back(density);
+            if (density <= s.nd) ++at_most;
+        }
+        s.rnd = 100.0 * static_cast<double>(at_most) / static_cast<double>(p);
+
+        double hd = 0;
+        for (std::size_t r = 0; r < hd_top.count[i]; ++r) hd += euclidean(hd_top.sim(i, r));
+        s.hd = hd_top.count[i] ? hd / static_cast<double>(hd_top.count[i]) : std::nan("");
+        if (cd_top && cd_top->count[i] > 0 && hd_top.count[i] > 0) {
+            double cd = 0, ci = 0;
+            std::size_t cited = 0;
+            for (std::size_t r = 0; r < cd_top->count[i]; ++r) {
+                cd += euclidean(cd_top->sim(i, r));
+                const Paper paper = corpus_.paper(static_cast<std::size_t>(cd_top->row(i, r)) + *options_.split_row);
+                if (paper.citations) {
+                    ci += static_cast<double>(*paper.citations);
+                    ++cited;
+                }
+            }
+            cd /= static_cast<double>(cd_top->count[i]);
+            if (cited > 0 && cd > 0) s.on = s.hd * (ci / static_cast<double>(cited)) / cd;
+        }
+    }
+    return scores;
+}
+
+}  // namespace novelty
