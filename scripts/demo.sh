@@ -2,7 +2,7 @@
 # Sets up the machine, builds the engine, and runs the main job on the bundled demo data:
 # imports data/demo into build/demo-corpus, attaches the committed all-MiniLM-L6-v2 vectors (so
 # nothing needs re-embedding), embeds the example ideas in data/ideas.jsonl with the built-in
-# encoder and prints each idea's nearest demo papers.
+# encoder and prints each idea's novelty scores (RND, ND, HD) and nearest demo paper.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -18,4 +18,4 @@ corpus="build/demo-corpus"
   --embedder all-MiniLM-L6-v2 --pooling mean
 "$novelty" corpus info "$corpus"
 echo
-"$novelty" search --corpus "$corpus" --queries data/ideas.jsonl --k 3
+"$novelty" score --corpus "$corpus" --ideas data/ideas.jsonl

@@ -1,0 +1,300 @@
+// novelty score: RND, ND (absolute density), HD and ON for each idea, with its nearest papers as
+// evidence and a provenance block; JSON Lines, CSV, or a table on the terminal.
+#include "cli_common.hpp"
+#include "embedder_choice.hpp"
+#include "query_input.hpp"
+
+#include "novelty/error.hpp"
+#include "novelty/scoring.hpp"
+#include "novelty_host/progress.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+namespace novelty::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t ideas_per_batch = 256;
+
+struct ScoreArgs {
+    std::string corpus;
+    std::string ideas;
+    std::string vectors;
+    std::size_t p = 100;
+    std::size_t q = 50;
+    std::string methods = "rnd,hd,on,density";
+    std::string cutoff;
+    std::string split;
+    std::string exclude;
+    bool include_self = false;
+    std::size_t extra = 8;
+    std::size_t evidence = 10;
+    std::string device = "auto";
+    std::string out;
+    std::string format = "jsonl";
+    bool resume = false;
+    std::size_t threads = 0;
+    EmbedderFlags embedder;
+    bool quiet = false;
+};
+
+std::set<std::string> parse_methods(const std::string& list) {
+    std::set<std::string> methods;
+    std::stringstream ss(list);
+    for (std::string m; std::getline(ss, m, ',');) {
+        if (m.empty()) continue;
+        if (m != "rnd" && m != "hd" && m != "on" && m != "density")
+            throw UsageError("--methods: unknown method '" + m + "' (expected rnd, hd, on, density)");
+        methods.insert(m);
+    }
+    if (methods.empty()) throw UsageError("--methods names no method");
+    return methods;
+}
+
+nlohmann::ordered_json number_or_null(double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+// Ids already written to a partial output (complete lines only), for --resume.
+std::set<std::string> finished_ids(const std::string& partial, bool csv) {
+    std::set<std::string> done;
+    std::ifstream in(partial);
+    std::string line;
+    bool header = csv;
+    while (std::getline(in, line)) {
+        if (in.eof()) break;  // no newline: a line cut by the interruption
+        if (header) {
+            header = false;
+            continue;
+        }
+        if (csv) {
+            done.insert(line.substr(0, line.find(',')));
+            continue;
+        }
+        try {
+            done.insert(nlohmann::json::parse(line).at("id").get<std::string>());
+        } catch (const std::exception&) {
+            break;
+        }
+    }
+    return done;
+}
+
+int run_score(const ScoreArgs& args) {
+    const std::set<std::string> methods = parse_methods(args.methods);
+    if (args.device == "cuda") throw UsageError("--device cuda: the CUDA search backend is not available in this version; use cpu");
+    const Corpus corpus = Corpus::open(args.corpus);
+    const bool csv = args.format == "csv";
+
+    QueryInputOptions options;
+    options.queries_path = args.ideas;
+    options.vectors_path = args.vectors;
+    if (!args.cutoff.empty()) options.cutoff = parse_cutoff(args.cutoff);
+    std::stringstream ex(args.exclude);
+    for (std::string id; std::getline(ex, id, ',');)
+        if (!id.empty()) options.exclude.push_back(id);
+    EmbedderFlags embedder_flags = args.embedder;
+    embedder_flags.threads = args.threads;
+    options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
+    host::ProgressBar embed_bar("embed ideas", "ideas", args.quiet);
+    options.on_embed_progress = [&](std::size_t done, std::size_t total) { embed_bar.update(done, total); };
+    const QueryInput input = load_query_input(corpus, options);
+    embed_bar.finish();
+    const std::size_t n = input.records.size();
+    const std::size_t k = std::max(args.p, args.q);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::size_t reachable = input.row_limit[i];
+        std::set<std::int64_t> rows(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i));
+        for (std::int64_t row : rows)
+            if (static_cast<std::size_t>(row) < input.row_limit[i]) --reachable;
+        if (reachable < k + 1)
+            throw InputError(args.ideas, input.records[i].line,
+                             "idea '" + input.records[i].id + "': p = " + std::to_string(args.p) + " and q = " +
+                                 std::to_string(args.q) + " need more than " + std::to_string(k) + " papers, but " +
+                                 (input.cutoff[i].empty() ? std::string("the corpus") : "the corpus up to " + input.cutoff[i]) +
+                                 " less its exclusions holds " + std::to_string(reachable));
+    }
+
+    ScoreOptions score_options;
+    score_options.p = args.p;
+    score_options.q = args.q;
+    score_options.include_self = args.include_self;
+    score_options.extra = args.extra;
+    if (!args.split.empty()) score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+    host::ProgressBar density_bar("densities", "blocks", args.quiet);
+    score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
+    auto backend = make_cpu_backend();
+    backend->tuning.threads = args.threads;
+    Scorer scorer(corpus, *backend, score_options);
+
+    // Results go to OUT.partial as they are made and are renamed to OUT at the end.
+    const std::string partial = args.out.empty() ? "" : args.out + ".partial";
+    std::set<std::string> done;
+    if (!partial.empty() && fs::exists(partial)) {
+        if (!args.resume)
+            throw UsageError(partial + " holds an interrupted run: pass --resume to continue it, or delete it to start over");
+        done = finished_ids(partial, csv);
+        // Keep only complete lines.
+        std::ifstream in(partial);
+        std::string kept, line;
+        while (std::getline(in, line) && !in.eof()) kept += line + "\n";
+        in.close();
+        std::ofstream(partial, std::ios::trunc) << kept;
+    }
+    std::ofstream out;
+    if (!partial.empty()) {
+        const bool fresh = !fs::exists(partial) || fs::file_size(partial) == 0;
+        out.open(partial, std::ios::app);
+        if (!out) throw Error(partial + ": cannot write");
+        if (csv && fresh) out << "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff\n";
+    } else {
+        std::printf("%-24s %6s %8s %8s  %s\n", "idea", "RND", "ND", "HD", "nearest paper (similarity)");
+    }
+
+    const std::string identity = corpus.identity();
+    const std::string embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!done.count(input.records[i].id)) todo.push_back(i);
+    host::ProgressBar bar("score", "ideas", args.quiet || args.out.empty());
+    for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
+        const std::size_t end = std::min(todo.size(), begin + ideas_per_batch);
+        std::vector<float> vectors;
+        ScoreInput batch;
+        batch.dim = input.dim;
+        for (std::size_t t = begin; t < end; ++t) {
+            const std::size_t i = todo[t];
+            vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
+            batch.row_limit.push_back(input.row_limit[i]);
+            batch.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
+        }
+        batch.vectors = vectors.data();
+        batch.n_ideas = end - begin;
+        const std::vector<IdeaScore> scores = scorer.score(batch);
+        for (std::size_t t = begin; t < end; ++t) {
+            const std::size_t i = todo[t];
+            const QueryRecord& record = input.records[i];
+            const IdeaScore& s = scores[t - begin];
+            const auto [nearest_id, nearest_title] = corpus.id_and_title(static_cast<std::size_t>(s.neighbor_rows[0]));
+            if (!out.is_open()) {
+                std::printf("%-24s %6.1f %8.4f %8.4f  %s (%.3f) %s\n", record.id.substr(0, 24).c_str(), s.rnd, s.nd, s.hd,
+                            nearest_id.c_str(), s.neighbor_sims[0], nearest_title.substr(0, 60).c_str());
+                continue;
+            }
+            if (csv) {
+                char line[256];
+                std::snprintf(line, sizeof line, ",%.4f,%.6f,%s,%.6f,%.6f,", s.rnd, s.hd,
+                              s.on ? std::to_string(*s.on).c_str() : "", s.nd, s.nd);
+                out << csv_field(record.id) << line << csv_field(nearest_id) << "," << s.neighbor_sims[0] << ","
+                    << input.cutoff[i] << "\n";
+                continue;
+            }
+            nlohmann::ordered_json j;
+            j["id"] = record.id;
+            nlohmann::ordered_json sc = nlohmann::ordered_json::object();
+            if (methods.count("rnd")) sc["rnd"] = s.rnd;
+            if (methods.count("hd")) sc["hd"] = number_or_null(s.hd);
+            if (methods.count("on")) sc["on"] = s.on ? nlohmann::ordered_json(*s.on) : nlohmann::ordered_json(nullptr);
+            if (methods.count("density")) sc["density"] = s.nd;
+            j["scores"] = sc;
+            j["nd"] = s.nd;
+            nlohmann::ordered_json neighbors = nlohmann::ordered_json::array();
+            for (std::size_t r = 0; r < std::min(args.evidence, s.neighbor_rows.size()); ++r) {
+                const auto row = static_cast<std::size_t>(s.neighbor_rows[r]);
+                const auto [id, title] = corpus.id_and_title(row);
+                nlohmann::ordered_json nb{{"id", id}, {"row", row}, {"sim", s.neighbor_sims[r]}, {"title", title}};
+                if (r < s.neighbor_nd.size()) nb["nd"] = s.neighbor_nd[r];
+                neighbors.push_back(nb);
+            }
+            j["neighbors"] = neighbors;
+            nlohmann::ordered_json excluded = nlohmann::ordered_json::array();
+            for (const auto& id : options.exclude) excluded.push_back(id);
+            for (const auto& id : record.exclude) excluded.push_back(id);
+            if (corpus.find_row(record.id)) excluded.push_back(record.id);
+            j["provenance"] = {{"corpus", identity},
+                               {"embedder", embedder},
+                               {"p", args.p},
+                               {"q", args.q},
+                               {"cutoff", input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr)
+                                                                  : nlohmann::ordered_json(input.cutoff[i])},
+                               {"excluded", excluded},
+                               {"include_self", args.include_self},
+                               {"split", args.split.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(args.split)},
+                               {"searchable", s.searchable}};
+            out << j.dump() << "\n";
+        }
+        if (out.is_open()) {
+            out.flush();
+            if (!out) throw Error(partial + ": write failed");
+        }
+        bar.update(end, todo.size());
+    }
+    density_bar.finish();
+    bar.finish();
+    if (out.is_open()) {
+        out.close();
+        fs::rename(partial, args.out);
+        std::fprintf(stderr, "novelty: scored %s (%s from an earlier run) into %s\n", count_of(n, "idea").c_str(),
+                     thousands(done.size()).c_str(), args.out.c_str());
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_score_command(CLI::App& app, int& exit_code) {
+    auto a = std::make_shared<ScoreArgs>();
+    CLI::App* score = app.add_subcommand(
+        "score", "Score how novel each idea is against the corpus: Relative Neighbor Density (RND, 0-100), its neighbour "
+                 "density (absolute density), Historical Dissimilarity (HD) and Overall Novelty (ON), with the nearest "
+                 "papers as evidence");
+    score->add_option("--corpus", a->corpus, "Corpus directory (with vectors)")->required();
+    score->add_option("--ideas", a->ideas,
+                      "Ideas: .jsonl with \"id\", \"title\"/\"text\" and optional \"date\" (cutoff) and \"exclude\" ids, "
+                      "or an N x D .npy")
+        ->required();
+    score->add_option("--vectors", a->vectors, "N x D .npy with the vector of each idea (row i = line i)");
+    score->add_option("--p", a->p, "Neighbours whose densities form the reference distribution (default 100)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
+    score->add_option("--q", a->q, "Neighbours averaged into a density (default 50)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
+    score->add_option("--methods", a->methods, "Scores to report: any of rnd,hd,on,density (default all)");
+    score->add_option("--cutoff", a->cutoff,
+                      "Only papers published on or before this date, for ideas without their own \"date\"");
+    score->add_option("--split", a->split,
+                      "Papers before this date are historical (HD), from it on contemporary (CD, citations for ON); "
+                      "without it HD uses all searchable papers and ON is null");
+    score->add_option("--exclude", a->exclude, "Comma-separated paper ids left out for every idea");
+    score->add_flag("--include-self", a->include_self,
+                    "Count a neighbour paper as its own nearest neighbour (distance 0) in its density, as the paper's "
+                    "Algorithm 1 reads literally; default: a paper's density leaves itself out");
+    score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)");
+    score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)");
+    score->add_option("--device", a->device, "auto (default), cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    score->add_option("--out", a->out, "Output file (written as OUT.partial while running); default: a table on stdout");
+    score->add_option("--format", a->format, "jsonl (default) or csv")->check(CLI::IsMember({"jsonl", "csv"}));
+    score->add_flag("--resume", a->resume, "Continue an interrupted run: ideas already in OUT.partial are skipped");
+    score->add_option("--threads", a->threads, "Worker threads (default: all cores)");
+    add_embedder_flags(*score, a->embedder);
+    score->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+    score->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_score(*a); }); });
+}
+
+}  // namespace novelty::cli
