@@ -86,11 +86,19 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     const TopK top = backend_.search(corpus_view, queries, k);
 
     // HD: the nearest historical papers (before the split, within the cutoff).
-    SearchQueries historical = queries;
-    if (options_.split_row)
-        for (auto& limit : historical.row_limit) limit = std::min(limit, *options_.split_row);
+    // Without a split every searchable paper is historical, and the main search already holds
+    // the nearest ones whenever it kept at least as many.
     const std::size_t n_hd = options_.hd_neighbors;
-    const TopK hd_top = backend_.search(corpus_view, historical, n_hd);
+    TopK hd_top;
+    if (!options_.split_row && k >= n_hd) {
+        hd_top = top;
+    } else {
+        SearchQueries historical = queries;
+        if (options_.split_row)
+            for (auto& limit : historical.row_limit) limit = std::min(limit, *options_.split_row);
+        hd_top = backend_.search(corpus_view, historical, n_hd);
+    }
+    const std::size_t hd_count_cap = n_hd;
 
     // CD and CI: the nearest contemporary papers, rows [split, cutoff), searched in that slice.
     std::optional<TopK> cd_top;
@@ -134,10 +142,11 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
         }
         s.rnd = 100.0 * static_cast<double>(at_most) / static_cast<double>(p);
 
+        const std::size_t n_hist = std::min(hd_top.count[i], hd_count_cap);
         double hd = 0;
-        for (std::size_t r = 0; r < hd_top.count[i]; ++r) hd += euclidean(hd_top.sim(i, r));
-        s.hd = hd_top.count[i] ? hd / static_cast<double>(hd_top.count[i]) : std::nan("");
-        if (cd_top && cd_top->count[i] > 0 && hd_top.count[i] > 0) {
+        for (std::size_t r = 0; r < n_hist; ++r) hd += euclidean(hd_top.sim(i, r));
+        s.hd = n_hist ? hd / static_cast<double>(n_hist) : std::nan("");
+        if (cd_top && cd_top->count[i] > 0 && n_hist > 0) {
             double cd = 0, ci = 0;
             std::size_t cited = 0;
             for (std::size_t r = 0; r < cd_top->count[i]; ++r) {
