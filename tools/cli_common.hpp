@@ -26,6 +26,8 @@ int run_guarded(const std::function<int()>& body);
 CLI::App& add_corpus_commands(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_search_commands(CLI::App& app, int& exit_code);
+/// `novelty eval` (a group: `eval auroc`, ...).
+void add_eval_commands(CLI::App& app, int& exit_code);
 void add_score_command(CLI::App& app, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     CLI::App& corpus = add_corpus_commands(app, exit_code);
     add_embed_commands(app, corpus, exit_code);
     add_search_commands(app, exit_code);
+    add_eval_commands(app, exit_code);
     add_score_command(app, exit_code);
     add_info_command(app, exit_code);
     try {
