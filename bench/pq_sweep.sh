@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 auroc() {  # p q -> "AUROC [lo, hi]" of rnd over all ideas
   "$novelty" score -q --corpus "$corpus" --ideas "$ideas" --p "$1" --q "$2" --methods rnd --out "$work/s.jsonl"
-  "$novelty" eval auroc --scores "$work/s.jsonl" --labels "$labels" --methods rnd --json |
+  "$novelty" eval auroc --scores "$work/s.jsonl" --labels "$labels" --methods rnd --json 2>/dev/null |
     python3 -c 'import json,sys; a=json.load(sys.stdin)["auroc"]["all"]["rnd"]; print("%.3f [%.3f, %.3f]" % (a["value"], a["ci95"][0], a["ci95"][1]) if a["value"] is not None else "n/a")'
 }
 
