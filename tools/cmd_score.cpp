@@ -28,14 +28,11 @@ constexpr std::size_t ideas_per_batch = 256;
 
 struct ScoreArgs {
     std::string corpus;
-    std::string ideas;
-    std::string vectors;
+    QueryFlags ideas;
     std::size_t p = 100;
     std::size_t q = 50;
     std::string methods = "rnd,hd,on,density";
-    std::string cutoff;
     std::string split;
-    std::string exclude;
     bool include_self = false;
     std::size_t extra = 8;
     std::size_t evidence = 10;
@@ -43,9 +40,6 @@ struct ScoreArgs {
     std::string out;
     std::string format = "jsonl";
     bool resume = false;
-    std::size_t threads = 0;
-    EmbedderFlags embedder;
-    bool quiet = false;
 };
 
 std::set<std::string> parse_methods(const std::string& list) {
@@ -103,20 +97,7 @@ int run_score(const ScoreArgs& args) {
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
 
-    QueryInputOptions options;
-    options.queries_path = args.ideas;
-    options.vectors_path = args.vectors;
-    if (!args.cutoff.empty()) options.cutoff = parse_cutoff(args.cutoff);
-    std::stringstream ex(args.exclude);
-    for (std::string id; std::getline(ex, id, ',');)
-        if (!id.empty()) options.exclude.push_back(id);
-    EmbedderFlags embedder_flags = args.embedder;
-    embedder_flags.threads = args.threads;
-    options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
-    host::ProgressBar embed_bar("embed ideas", "ideas", args.quiet);
-    options.on_embed_progress = [&](std::size_t done, std::size_t total) { embed_bar.update(done, total); };
-    const QueryInput input = load_query_input(corpus, options);
-    embed_bar.finish();
+    const QueryInput input = load_queries(corpus, args.ideas, "ideas");
     const std::size_t n = input.records.size();
     const std::size_t k = std::max(args.p, args.q);
     for (std::size_t i = 0; i < n; ++i) {
@@ -125,7 +106,7 @@ int run_score(const ScoreArgs& args) {
         for (std::int64_t row : rows)
             if (static_cast<std::size_t>(row) < input.row_limit[i]) --reachable;
         if (reachable < k + 1)
-            throw InputError(args.ideas, input.records[i].line,
+            throw InputError(args.ideas.path, input.records[i].line,
                              "idea '" + input.records[i].id + "': p = " + std::to_string(args.p) + " and q = " +
                                  std::to_string(args.q) + " need more than " + std::to_string(k) + " papers, but " +
                                  (input.cutoff[i].empty() ? std::string("the corpus") : "the corpus up to " + input.cutoff[i]) +
@@ -138,10 +119,10 @@ int run_score(const ScoreArgs& args) {
     score_options.include_self = args.include_self;
     score_options.extra = args.extra;
     if (!args.split.empty()) score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
-    host::ProgressBar density_bar("densities", "blocks", args.quiet);
+    host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
     auto backend = make_cpu_backend();
-    backend->tuning.threads = args.threads;
+    backend->tuning.threads = args.ideas.threads;
     Scorer scorer(corpus, *backend, score_options);
 
     // Results go to OUT.partial as they are made and are renamed to OUT at the end.
@@ -173,7 +154,7 @@ int run_score(const ScoreArgs& args) {
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < n; ++i)
         if (!done.count(input.records[i].id)) todo.push_back(i);
-    host::ProgressBar bar("score", "ideas", args.quiet || args.out.empty());
+    host::ProgressBar bar("score", "ideas", args.ideas.quiet || args.out.empty());
     for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
         const std::size_t end = std::min(todo.size(), begin + ideas_per_batch);
         std::vector<float> vectors;
@@ -225,7 +206,7 @@ int run_score(const ScoreArgs& args) {
             }
             j["neighbors"] = neighbors;
             nlohmann::ordered_json excluded = nlohmann::ordered_json::array();
-            for (const auto& id : options.exclude) excluded.push_back(id);
+            for (const auto& id : split_ids(args.ideas.exclude)) excluded.push_back(id);
             for (const auto& id : record.exclude) excluded.push_back(id);
             if (corpus.find_row(record.id)) excluded.push_back(record.id);
             j["provenance"] = {{"corpus", identity},
@@ -266,22 +247,22 @@ void add_score_command(CLI::App& app, int& exit_code) {
                  "density (absolute density), Historical Dissimilarity (HD) and Overall Novelty (ON), with the nearest "
                  "papers as evidence");
     score->add_option("--corpus", a->corpus, "Corpus directory (with vectors)")->required();
-    score->add_option("--ideas", a->ideas,
+    score->add_option("--ideas", a->ideas.path,
                       "Ideas: .jsonl with \"id\", \"title\"/\"text\" and optional \"date\" (cutoff) and \"exclude\" ids, "
                       "or an N x D .npy")
         ->required();
-    score->add_option("--vectors", a->vectors, "N x D .npy with the vector of each idea (row i = line i)");
+    score->add_option("--vectors", a->ideas.vectors, "N x D .npy with the vector of each idea (row i = line i)");
     score->add_option("--p", a->p, "Neighbours whose densities form the reference distribution (default 100)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     score->add_option("--q", a->q, "Neighbours averaged into a density (default 50)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     score->add_option("--methods", a->methods, "Scores to report: any of rnd,hd,on,density (default all)");
-    score->add_option("--cutoff", a->cutoff,
+    score->add_option("--cutoff", a->ideas.cutoff,
                       "Only papers published on or before this date, for ideas without their own \"date\"");
     score->add_option("--split", a->split,
                       "Papers before this date are historical (HD), from it on contemporary (CD, citations for ON); "
                       "without it HD uses all searchable papers and ON is null");
-    score->add_option("--exclude", a->exclude, "Comma-separated paper ids left out for every idea");
+    score->add_option("--exclude", a->ideas.exclude, "Comma-separated paper ids left out for every idea");
     score->add_flag("--include-self", a->include_self,
                     "Count a neighbour paper as its own nearest neighbour (distance 0) in its density, as the paper's "
                     "Algorithm 1 reads literally; default: a paper's density leaves itself out");
@@ -291,9 +272,9 @@ void add_score_command(CLI::App& app, int& exit_code) {
     score->add_option("--out", a->out, "Output file (written as OUT.partial while running); default: a table on stdout");
     score->add_option("--format", a->format, "jsonl (default) or csv")->check(CLI::IsMember({"jsonl", "csv"}));
     score->add_flag("--resume", a->resume, "Continue an interrupted run: ideas already in OUT.partial are skipped");
-    score->add_option("--threads", a->threads, "Worker threads (default: all cores)");
-    add_embedder_flags(*score, a->embedder);
-    score->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+    score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)");
+    add_embedder_flags(*score, a->ideas.embedder);
+    score->add_flag("-q,--quiet", a->ideas.quiet, "No progress on stderr");
     score->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_score(*a); }); });
 }
 

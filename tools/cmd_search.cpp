@@ -23,49 +23,23 @@ namespace {
 
 constexpr std::size_t queries_per_batch = 4096;
 
-std::vector<std::string> split_ids(const std::string& list) {
-    std::vector<std::string> ids;
-    std::stringstream ss(list);
-    std::string id;
-    while (std::getline(ss, id, ','))
-        if (!id.empty()) ids.push_back(id);
-    return ids;
-}
-
 struct SearchArgs {
     std::string corpus;
-    std::string queries;
-    std::string vectors;
+    QueryFlags queries;
     std::size_t k = 10;
-    std::string cutoff;
-    std::string exclude;
     std::string out;
-    std::size_t threads = 0;
-    EmbedderFlags embedder;
-    bool quiet = false;
 };
 
 int run_search(const SearchArgs& args) {
     const Corpus corpus = Corpus::open(args.corpus);
-    QueryInputOptions options;
-    options.queries_path = args.queries;
-    options.vectors_path = args.vectors;
-    if (!args.cutoff.empty()) options.cutoff = parse_cutoff(args.cutoff);
-    options.exclude = split_ids(args.exclude);
-    EmbedderFlags embedder_flags = args.embedder;
-    embedder_flags.threads = args.threads;
-    options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
-    host::ProgressBar embed_bar("embed queries", "queries", args.quiet);
-    options.on_embed_progress = [&](std::size_t done, std::size_t total) { embed_bar.update(done, total); };
-    const QueryInput input = load_query_input(corpus, options);
-    embed_bar.finish();
+    const QueryInput input = load_queries(corpus, args.queries, "queries");
     const std::size_t n = input.records.size();
 
     auto backend = make_cpu_backend();
-    backend->tuning.threads = args.threads;
+    backend->tuning.threads = args.queries.threads;
     std::unique_ptr<AtomicFile> out;
     if (!args.out.empty()) out = std::make_unique<AtomicFile>(args.out);
-    host::ProgressBar bar("search", "queries", args.quiet || args.out.empty());
+    host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());
     std::size_t n_short = 0, n_unknown = 0;
     for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
         const std::size_t end = std::min(n, begin + queries_per_batch);
@@ -165,24 +139,24 @@ void add_search_commands(CLI::App& app, int& exit_code) {
         "search", "Exact cosine top-k of each query against a corpus, optionally limited to papers published on or "
                   "before a cutoff date and leaving listed papers out");
     search->add_option("--corpus", search_args->corpus, "Corpus directory (with vectors)")->required();
-    search->add_option("--queries", search_args->queries,
+    search->add_option("--queries", search_args->queries.path,
                        "Queries: .jsonl with an \"id\" and \"title\"/\"text\" per line (embedded with the corpus's "
                        "encoder; optional \"date\" cutoff and \"exclude\" ids; a record without text whose id is a "
                        "corpus paper searches as that paper), or an N x D .npy")
         ->required();
-    search->add_option("--vectors", search_args->vectors,
+    search->add_option("--vectors", search_args->queries.vectors,
                        "N x D .npy holding the vector of each line of a .jsonl query file (row i = line i)");
     search->add_option("--k", search_args->k, "Neighbours per query, 1-2048 (default 10)")
         ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
-    search->add_option("--cutoff", search_args->cutoff,
+    search->add_option("--cutoff", search_args->queries.cutoff,
                        "Only papers published on or before this date (YYYY, YYYY-MM or YYYY-MM-DD) for queries without "
                        "their own \"date\"");
-    search->add_option("--exclude", search_args->exclude, "Comma-separated paper ids left out for every query");
+    search->add_option("--exclude", search_args->queries.exclude, "Comma-separated paper ids left out for every query");
     search->add_option("--out", search_args->out,
                        "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
-    search->add_option("--threads", search_args->threads, "Worker threads (default: all cores)");
-    add_embedder_flags(*search, search_args->embedder);
-    search->add_flag("-q,--quiet", search_args->quiet, "No progress on stderr");
+    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)");
+    add_embedder_flags(*search, search_args->queries.embedder);
+    search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
     search->callback([search_args, &exit_code] { exit_code = run_guarded([&] { return run_search(*search_args); }); });
 
     auto index_args = std::make_shared<IndexArgs>();

@@ -2,9 +2,11 @@
 
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
+#include "novelty_host/progress.hpp"
 
 #include <cmath>
 #include <map>
+#include <sstream>
 
 namespace novelty::cli {
 
@@ -142,6 +144,30 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
             if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
         input.excluded.add(rows);
     }
+    return input;
+}
+
+std::vector<std::string> split_ids(const std::string& list) {
+    std::vector<std::string> ids;
+    std::stringstream ss(list);
+    for (std::string id; std::getline(ss, id, ',');)
+        if (!id.empty()) ids.push_back(id);
+    return ids;
+}
+
+QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std::string& what) {
+    QueryInputOptions options;
+    options.queries_path = flags.path;
+    options.vectors_path = flags.vectors;
+    if (!flags.cutoff.empty()) options.cutoff = parse_cutoff(flags.cutoff);
+    options.exclude = split_ids(flags.exclude);
+    EmbedderFlags embedder_flags = flags.embedder;
+    embedder_flags.threads = flags.threads;
+    options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
+    host::ProgressBar bar("embed " + what, what, flags.quiet);
+    options.on_embed_progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+    QueryInput input = load_query_input(corpus, options);
+    bar.finish();
     return input;
 }
 

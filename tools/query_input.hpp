@@ -3,6 +3,7 @@
 // cutoffs, and per-query excluded rows. Shared by the commands that search.
 #pragma once
 
+#include "embedder_choice.hpp"
 #include "novelty/corpus.hpp"
 #include "novelty/embedder.hpp"
 #include "novelty/query_records.hpp"
@@ -43,6 +44,24 @@ struct QueryInput {
 /// InputError naming the file and line (or row) for a record without a usable vector, a
 /// dimension mismatch, NaN/Inf or zero vectors.
 QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options);
+
+/// The flags every command that reads queries or ideas shares.
+struct QueryFlags {
+    std::string path;        ///< --queries / --ideas
+    std::string vectors;     ///< --vectors
+    std::string cutoff;      ///< --cutoff
+    std::string exclude;     ///< --exclude, comma-separated ids
+    EmbedderFlags embedder;  ///< --embedder and friends, for text records
+    std::size_t threads = 0;
+    bool quiet = false;
+};
+
+/// Comma-separated ids ("a,b,,c" -> a, b, c).
+std::vector<std::string> split_ids(const std::string& list);
+
+/// load_query_input for a command's flags: parses the cutoff and exclusions, embeds text records
+/// with the corpus's encoder (refusing another), and shows embedding progress labelled `what`.
+QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std::string& what);
 
 /// The rows [begin, end) of `input` as SearchQueries (views into `input`).
 SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end);
