@@ -89,3 +89,19 @@ TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     const SelfJoin direct = backend->self_join(VectorView::of(corpus.vectors()), 200, 4, 6);
     EXPECT_EQ(fresh.density, direct.density);
 }
+
+TEST(NeighborCache, AnUnwritableCacheFailsIndexingButNotScoring) {
+    TempDir tmp;
+    make_corpus(tmp, 120, 8, 4);
+    // A file where the cache directory would go: nothing can be stored (root ignores chmod).
+    test::write_file(tmp.file("c/cache"), "not a directory");
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    auto backend = make_cpu_backend();
+    EXPECT_THROW(cached_self_join(corpus, *backend, 120, 4, 6), std::exception);
+    std::vector<std::string> warnings;
+    const SelfJoin join = cached_self_join(corpus, *backend, 120, 4, 6, {}, nullptr,
+                                           [&](const std::string& m) { warnings.push_back(m); });
+    EXPECT_EQ(join.n_rows, 120u);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("could not be cached"), std::string::npos) << warnings[0];
+}

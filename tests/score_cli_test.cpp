@@ -120,3 +120,15 @@ TEST(ScoreCli, PAndQLargerThanTheCutoffNameTheIdea) {
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_NE(r.err.find("ideas.jsonl:2: idea 'i2': p = 50 and q = 5 need more than 50 papers, but the corpus up to 2015"), std::string::npos) << r.err;
 }
+
+TEST(ScoreCli, AReadOnlyCorpusIsScoredWithAWarning) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    novelty::test::write_file(dir + "/cache", "not a directory");  // nothing can be cached
+    const auto r = run_cli("score --corpus " + shell_quote(dir) + " --ideas " + shell_quote(tmp.file("ideas.jsonl")) +
+                           " --vectors " + shell_quote(tmp.file("ideas.npy")) + " --p 10 --q 5 --out " +
+                           shell_quote(tmp.file("s.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: the neighbour densities could not be cached"), std::string::npos) << r.err;
+    EXPECT_EQ(lines_of(tmp.file("s.jsonl")).size(), 5u);
+}

@@ -121,6 +121,9 @@ int run_score(const ScoreArgs& args) {
     if (!args.split.empty()) score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
     host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
+    score_options.on_cache_warning = [](const std::string& message) {
+        std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
+    };
     auto backend = make_cpu_backend();
     backend->tuning.threads = args.ideas.threads;
     Scorer scorer(corpus, *backend, score_options);

@@ -87,7 +87,8 @@ void write_self_join(const std::string& path, const std::string& vectors_sha256,
 }
 
 SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
-                          std::size_t k_stored, const ProgressFn& progress, bool* from_cache) {
+                          std::size_t k_stored, const ProgressFn& progress, bool* from_cache,
+                          const CacheWarning& on_store_failure) {
     const VectorView vectors = VectorView::of(corpus.vectors());
     if (n_rows > static_cast<std::size_t>(INT32_MAX)) throw UsageError("self-join: more than 2^31 rows");
     const std::string path = self_join_cache_path(corpus, n_rows, q, k_stored);
@@ -98,7 +99,13 @@ SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::siz
         return join;
     }
     join = backend.self_join(vectors, n_rows, q, k_stored, progress);
-    write_self_join(path, sha, join);
+    try {
+        write_self_join(path, sha, join);
+    } catch (const std::exception& e) {
+        if (!on_store_failure) throw;
+        on_store_failure(std::string("the neighbour densities could not be cached (") + e.what() +
+                         "); they will be computed again next time");
+    }
     if (from_cache) *from_cache = false;
     return join;
 }

@@ -40,8 +40,11 @@ const SelfJoin& Scorer::join_for(std::size_t n_rows) {
         if (rows == n_rows) return join;
     const std::size_t k_stored = std::min(options_.q + options_.extra, n_rows - 1);
     if (joins_.size() == max_cached_joins) joins_.erase(joins_.begin());
+    // A corpus that cannot be written to (shared, read-only) is still scored; the densities are
+    // then only kept in memory.
+    const CacheWarning warn = options_.on_cache_warning ? options_.on_cache_warning : [](const std::string&) {};
     joins_.emplace_back(n_rows, cached_self_join(corpus_, backend_, n_rows, options_.q, k_stored,
-                                                 options_.on_density_progress));
+                                                 options_.on_density_progress, nullptr, warn));
     return joins_.back().second;
 }
 

@@ -6,6 +6,7 @@
 #include "novelty/search.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace novelty {
@@ -17,12 +18,17 @@ inline constexpr std::size_t default_extra_neighbors = 8;
 /// Path of the cache file for these parameters: DIR/cache/selfjoin-q{q}-k{k_stored}-rows{n_rows}.bin
 std::string self_join_cache_path(const Corpus& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored);
 
+/// Called with a message when a computed self-join cannot be stored (a read-only corpus).
+using CacheWarning = std::function<void(const std::string& message)>;
+
 /// The self-join of corpus rows [0, n_rows): loaded from the cache when a valid one exists
 /// (same vectors checksum and parameters), otherwise computed with `backend` and stored (written
-/// atomically). `from_cache` tells which happened. Throws CorpusError when the corpus has no
-/// vectors.
+/// atomically). `from_cache` tells which happened. When storing fails, the join is still
+/// returned if `on_store_failure` is given (it gets the reason); without it the failure throws.
+/// Throws CorpusError when the corpus has no vectors.
 SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
-                          std::size_t k_stored, const ProgressFn& progress = {}, bool* from_cache = nullptr);
+                          std::size_t k_stored, const ProgressFn& progress = {}, bool* from_cache = nullptr,
+                          const CacheWarning& on_store_failure = {});
 
 /// Reads a cache file; returns false when it is missing, truncated, from other vectors
 /// (`vectors_sha256`) or for other parameters.

@@ -7,6 +7,7 @@
 #include "novelty/search.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct ScoreOptions {
     /// without it HD uses the whole searchable corpus and ON is null.
     std::optional<std::size_t> split_row;
     ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
+    /// Told when a computed self-join cannot be cached (a read-only corpus); scoring goes on.
+    std::function<void(const std::string&)> on_cache_warning;
 };
 
 /// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row
