@@ -5,6 +5,7 @@
 #include "cpu/cpu_self_join.hpp"
 #include "cpu/parallel_for.hpp"
 #include "cpu/scan_at_least.hpp"
+#include "search_rules.hpp"
 #include "novelty/half.hpp"
 #include "novelty/search.hpp"
 #include "topk_heap.hpp"
@@ -94,8 +95,7 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
             std::size_t block_limit = 0;
             for (std::size_t i = 0; i < n_block; ++i) {
                 heaps.emplace_back(storage.data() + i * 2 * k, k);
-                limit[i] = problem.row_limit.empty() ? problem.corpus.n_rows
-                                                     : std::min(problem.row_limit[q0 + i], problem.corpus.n_rows);
+                limit[i] = searchable_rows(problem.row_limit, q0 + i, problem.corpus.n_rows);
                 block_limit = std::max(block_limit, limit[i]);
             }
             std::vector<float> sims(n_block * corpus_tile);
@@ -108,7 +108,7 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
                             0.0f, sims.data(), static_cast<int>(n_tile));
                 for (std::size_t i = 0; i < n_block; ++i) {
                     if (limit[i] <= c0) continue;
-                    const std::size_t n_cols = std::min(limit[i] - c0, n_tile);
+                    const std::size_t n_cols = columns_below_limit(limit[i], c0, n_tile);
                     const float* row_sims = sims.data() + i * n_tile;
                     const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[q0 + i];
                     const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(q0 + i) : -1;
@@ -138,17 +138,6 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
         },
         progress);
     return result;
-}
-
-std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries) {
-    std::vector<std::vector<std::int64_t>> lists;
-    if (queries.excluded.n_items() == 0) return lists;
-    lists.resize(queries.n_queries);
-    for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        lists[i].assign(queries.excluded.begin(i), queries.excluded.begin(i) + queries.excluded.size(i));
-        std::sort(lists[i].begin(), lists[i].end());
-    }
-    return lists;
 }
 
 class CpuSearchBackend final : public SearchBackend {
@@ -203,17 +192,14 @@ protected:
         result.sims.assign(queries.n_queries * k, minus_infinity);
         result.count.assign(queries.n_queries, 0);
         parallel_for_blocks(queries.n_queries, tuning.threads, [&](std::size_t i) {
-            std::vector<std::int64_t> rows(candidates.begin(i), candidates.begin(i) + candidates.size(i));
-            std::sort(rows.begin(), rows.end());
-            rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-            const std::size_t limit = queries.row_limit.empty() ? corpus.n_rows : queries.row_limit[i];
+            const std::vector<std::int64_t> rows =
+                candidate_rows(candidates, i, searchable_rows(queries.row_limit, i, corpus.n_rows),
+                               excluded.empty() ? nullptr : &excluded[i]);
             std::vector<ScoredRow> storage(2 * k);
             TopKCollector heap(storage.data(), k);
             std::vector<float> buffer;
             const float* query = queries.vectors + i * dim;
             for (std::int64_t row : rows) {
-                if (static_cast<std::size_t>(row) >= limit) break;
-                if (!excluded.empty() && std::binary_search(excluded[i].begin(), excluded[i].end(), row)) continue;
                 const float* v = rows_as_f32(corpus, static_cast<std::size_t>(row), 1, buffer);
                 float sim = 0;
                 for (std::size_t c = 0; c < dim; ++c) sim += query[c] * v[c];

@@ -2,6 +2,7 @@
 
 #include "cpu/parallel_for.hpp"
 #include "cpu/scan_at_least.hpp"
+#include "search_rules.hpp"
 #include "novelty/half.hpp"
 #include "topk_heap.hpp"
 
@@ -51,19 +52,6 @@ void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
     return n_rows * 2 * k_stored * sizeof(ScoredRow);
-}
-
-void fill_densities(SelfJoin& join, const std::vector<std::size_t>& counts) {
-    join.density.resize(join.n_rows);
-    for (std::size_t row = 0; row < join.n_rows; ++row) {
-        if (counts[row] < join.q) {
-            join.density[row] = std::numeric_limits<float>::quiet_NaN();
-            continue;
-        }
-        double distance = 0;
-        for (std::size_t r = 0; r < join.q; ++r) distance += 1.0 - static_cast<double>(join.sims[row * join.k_stored + r]);
-        join.density[row] = static_cast<float>(distance / static_cast<double>(join.q));
-    }
 }
 
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,

@@ -16,8 +16,4 @@ std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored);
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
                              const SearchTuning& tuning, const ProgressFn& progress);
 
-/// Fills join.density from join.sims (mean of 1 - sim over the first q; NaN when a row has
-/// fewer than q neighbours).
-void fill_densities(SelfJoin& join, const std::vector<std::size_t>& counts);
-
 }  // namespace novelty
