@@ -16,5 +16,18 @@ case "$kind" in
 esac
 build="$here/build/$kind"
 jobs="${NOVELTY_BUILD_JOBS:-$(nproc)}"
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNOVELTY_CUDA="$cuda" "$@" >/dev/null
-cmake --build "$build" -j "$jobs"
+# The CMake that scripts/setup.sh installs in .venv (>= 4.0, which RAFT's package needs);
+# the system one otherwise (CPU-only builds work with 3.25).
+cmake_bin="$here/.venv/bin/cmake"
+[ -x "$cmake_bin" ] || cmake_bin="$(command -v cmake)"
+# A build directory configured by another CMake cannot be reused: start it afresh.
+cache_version() {
+  sed -n 's/^CMAKE_CACHE_\(MAJOR\|MINOR\|PATCH\)_VERSION:INTERNAL=//p' "$1" | paste -sd.
+}
+if [ -f "$build/CMakeCache.txt" ] &&
+   [ "$(cache_version "$build/CMakeCache.txt")" != "$("$cmake_bin" --version | awk 'NR==1{print $3}')" ]; then
+  echo "build: $build was configured by another CMake; reconfiguring from scratch" >&2
+  rm -rf "$build"
+fi
+"$cmake_bin" -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNOVELTY_CUDA="$cuda" "$@" >/dev/null
+"$cmake_bin" --build "$build" -j "$jobs"

@@ -25,7 +25,9 @@ else
   echo "test: nvcc not found: skipping the CUDA build (the CPU build is the reference)" >&2
 fi
 
+ctest_bin="$here/.venv/bin/ctest"
+[ -x "$ctest_bin" ] || ctest_bin="$(command -v ctest)"
 for config in "${configs[@]}"; do
   echo "== tests: $config build" >&2
-  ctest --test-dir "build/$config" --output-on-failure -j "$jobs"
+  "$ctest_bin" --test-dir "build/$config" --output-on-failure -j "$jobs"
 done

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "cuda/device_memory.hpp"
 #include "cuda_check.cuh"
 #include "normalize_rows.cuh"
 #include "novelty/error.hpp"
@@ -18,38 +19,8 @@ namespace {
 /// Input bytes per chunk: bounds device memory to about twice this (input + output).
 constexpr std::size_t chunk_bytes = std::size_t{256} << 20;
 
-/// Device memory freed on scope exit.
-class DeviceBuffer {
-public:
-    explicit DeviceBuffer(std::size_t bytes) {
-        if (bytes > 0) NOVELTY_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-    }
-    ~DeviceBuffer() {
-        if (ptr_ != nullptr) cudaFree(ptr_);
-    }
-    DeviceBuffer(const DeviceBuffer&) = delete;
-    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    template <typename T>
-    T* as() const {
-        return static_cast<T*>(ptr_);
-    }
-
-private:
-    void* ptr_ = nullptr;
-};
-
-/// A CUDA stream destroyed on scope exit.
-class Stream {
-public:
-    Stream() { NOVELTY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(stream_); }
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-    cudaStream_t get() const { return stream_; }
-
-private:
-    cudaStream_t stream_ = nullptr;
-};
+using cuda::DeviceBuffer;
+using cuda::Stream;
 
 void require_device() {
     int count = 0;

@@ -1,0 +1,47 @@
+// See tile_mask.cuh. One block per tile row: the threads clear the columns past the row limit;
+// thread 0 clears the self column and the excluded columns (a handful per query).
+#include "tile_mask.cuh"
+
+#include <cmath>
+#include <limits>
+
+#include "cuda_check.cuh"
+
+namespace novelty::kernels {
+namespace {
+
+constexpr int block_threads = 256;
+
+__global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t ld, TileMask mask) {
+    const std::int64_t r = blockIdx.x;
+    float* row = sims + r * ld;
+    const float minus_inf = -INFINITY;
+    if (mask.row_limit != nullptr) {
+        std::int64_t first_masked = mask.row_limit[r] - mask.first_col;
+        if (first_masked < 0) first_masked = 0;
+        for (std::int64_t c = first_masked + threadIdx.x; c < n_cols; c += blockDim.x) row[c] = minus_inf;
+    }
+    if (threadIdx.x != 0) return;
+    if (mask.self_row0 >= 0) {
+        const std::int64_t c = mask.self_row0 + r - mask.first_col;
+        if (c >= 0 && c < n_cols) row[c] = minus_inf;
+    }
+    if (mask.excluded_offsets != nullptr) {
+        for (std::int64_t e = mask.excluded_offsets[r]; e < mask.excluded_offsets[r + 1]; ++e) {
+            const std::int64_t c = mask.excluded_rows[e] - mask.first_col;
+            if (c >= 0 && c < n_cols) row[c] = minus_inf;
+        }
+    }
+}
+
+}  // namespace
+
+void launch_mask_tile(float* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld,
+                      const TileMask& mask, cudaStream_t stream) {
+    if (n_queries <= 0 || n_cols <= 0) return;
+    if (n_queries > 0x7fffffff) throw Error("launch_mask_tile: too many tile rows for one launch");
+    mask_tile_kernel<<<static_cast<unsigned>(n_queries), block_threads, 0, stream>>>(sims, n_cols, ld, mask);
+    NOVELTY_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace novelty::kernels

@@ -1,0 +1,291 @@
+// The CUDA backend against the CPU backend (the reference) on random data: identical
+// neighbours in float32 storage, top-k recall >= 0.999 in float16 storage, densities within
+// 1e-3; cutoffs, exclusions, k = 1 and 2048, fewer rows than k, tile boundaries (small test
+// tiles), a streamed corpus (a small memory budget), candidate lists and the resident-corpus
+// cache. Every suite skips without a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "novelty/backends.hpp"
+#include "novelty/devices.hpp"
+#include "novelty/error.hpp"
+#include "novelty/half.hpp"
+#include "search_reference.hpp"
+
+namespace novelty {
+namespace {
+
+class CudaBackend : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (list_devices().empty()) GTEST_SKIP() << "no CUDA device";
+    }
+};
+
+std::unique_ptr<SearchBackend> cuda_backend(DeviceStorage storage, std::size_t budget = 0) {
+    CudaBackendOptions options;
+    options.storage = storage;
+    options.memory_budget = budget;
+    return make_cuda_backend(options);
+}
+
+std::vector<std::uint16_t> to_half(const std::vector<float>& values) {
+    std::vector<std::uint16_t> out(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = float_to_half(values[i]);
+    return out;
+}
+
+SearchQueries make_queries(const std::vector<float>& vectors, std::size_t dim) {
+    SearchQueries q;
+    q.vectors = vectors.data();
+    q.n_queries = vectors.size() / dim;
+    q.dim = dim;
+    return q;
+}
+
+/// Rows must match exactly where the reference's similarities are separated by more than
+/// `gap`; similarities must match within `tol` rank by rank.
+void expect_same_topk(const TopK& got, const TopK& want, float tol) {
+    ASSERT_EQ(got.n_queries, want.n_queries);
+    ASSERT_EQ(got.k, want.k);
+    for (std::size_t i = 0; i < want.n_queries; ++i) {
+        ASSERT_EQ(got.count[i], want.count[i]) << "query " << i;
+        for (std::size_t r = 0; r < want.k; ++r) {
+            if (r >= want.count[i]) {  // padding
+                EXPECT_EQ(got.row(i, r), -1);
+                EXPECT_EQ(got.sim(i, r), -std::numeric_limits<float>::infinity());
+                continue;
+            }
+            EXPECT_NEAR(got.sim(i, r), want.sim(i, r), tol) << "query " << i << " rank " << r;
+            const bool tied = (r > 0 && want.sim(i, r - 1) - want.sim(i, r) < 1e-5f) ||
+                              (r + 1 < want.count[i] && want.sim(i, r) - want.sim(i, r + 1) < 1e-5f);
+            if (!tied) EXPECT_EQ(got.row(i, r), want.row(i, r)) << "query " << i << " rank " << r;
+        }
+    }
+}
+
+/// Share of the reference's neighbours that the result also has.
+double recall(const TopK& got, const TopK& want) {
+    std::size_t found = 0, total = 0;
+    for (std::size_t i = 0; i < want.n_queries; ++i) {
+        std::set<std::int64_t> rows(got.rows.begin() + i * got.k, got.rows.begin() + i * got.k + got.count[i]);
+        for (std::size_t r = 0; r < want.count[i]; ++r) found += rows.count(want.row(i, r));
+        total += want.count[i];
+    }
+    return total == 0 ? 1.0 : double(found) / double(total);
+}
+
+TEST_F(CudaBackend, Float32MatchesCpuAcrossTileBoundaries) {
+    const std::size_t n = 3000, dim = 100, n_queries = 57, k = 40;
+    const auto corpus_values = test::random_unit_rows(n, dim, 1);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 2);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
+    gpu->tuning.query_tile = 5;
+    gpu->tuning.corpus_tile = 97;
+    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
+}
+
+TEST_F(CudaBackend, Float16RecallAndSimilarities) {
+    const std::size_t n = 20000, dim = 384, n_queries = 200, k = 100;
+    const auto corpus_half = to_half(test::random_unit_rows(n, dim, 3));
+    const auto query_values = test::random_unit_rows(n_queries, dim, 4);
+    const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
+    const SearchQueries queries = make_queries(query_values, dim);
+    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    for (auto storage : {DeviceStorage::f16, DeviceStorage::bf16}) {
+        const TopK got = cuda_backend(storage)->search(corpus, queries, k);
+        const double r = recall(got, want);
+        if (storage == DeviceStorage::f16) EXPECT_GE(r, 0.999);
+        else EXPECT_GE(r, 0.95) << "bfloat16 rounds queries to 8 bits of mantissa";
+        const float tol = storage == DeviceStorage::f16 ? 2e-3f : 1e-2f;
+        for (std::size_t i = 0; i < n_queries; ++i)
+            for (std::size_t rank = 0; rank < k; ++rank) ASSERT_NEAR(got.sim(i, rank), want.sim(i, rank), tol);
+    }
+}
+
+TEST_F(CudaBackend, CutoffsAndExclusions) {
+    const std::size_t n = 4000, dim = 64, n_queries = 40, k = 30;
+    const auto corpus_values = test::random_unit_rows(n, dim, 5);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 6);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    std::mt19937 rng(7);
+    const TopK plain = make_cpu_backend()->search(corpus, queries, k);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        // Limits from 0 (nothing searchable) through tile edges to past the corpus.
+        const std::size_t limits[] = {0, 1, 10, 97, 194, 1000, 2999, 4000, 9000};
+        queries.row_limit.push_back(limits[i % 9]);
+        // Exclude two of the query's own unrestricted neighbours and a random row.
+        queries.excluded.add({plain.row(i, 0), plain.row(i, 3), static_cast<std::int64_t>(rng() % n)});
+    }
+    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    gpu->tuning.query_tile = 8;
+    gpu->tuning.corpus_tile = 97;
+    const TopK got = gpu->search(corpus, queries, k);
+    expect_same_topk(got, want, 1e-5f);
+    for (std::size_t i = 0; i < n_queries; ++i)
+        for (std::size_t r = 0; r < got.count[i]; ++r) {
+            EXPECT_LT(static_cast<std::size_t>(got.row(i, r)), std::min(queries.row_limit[i], n));
+            EXPECT_NE(got.row(i, r), plain.row(i, 0));
+            EXPECT_NE(got.row(i, r), plain.row(i, 3));
+        }
+}
+
+TEST_F(CudaBackend, KAtOneAnd2048AndFewerRowsThanK) {
+    const std::size_t n = 5000, dim = 32, n_queries = 9;
+    const auto corpus_values = test::random_unit_rows(n, dim, 8);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 9);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    for (std::size_t k : {std::size_t{1}, std::size_t{2048}})
+        expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+    const VectorView small{corpus_values.data(), DType::f32, 300, dim};
+    const TopK got = gpu->search(small, queries, 2048);
+    for (std::size_t i = 0; i < n_queries; ++i) EXPECT_EQ(got.count[i], 300u);
+    expect_same_topk(got, make_cpu_backend()->search(small, queries, 2048), 1e-5f);
+}
+
+TEST_F(CudaBackend, ExactTiesKeepEqualSimilarities) {
+    // Every corpus row appears three times: neighbours come in tied triples.
+    const std::size_t distinct = 500, dim = 48, k = 10;
+    const auto base = test::random_unit_rows(distinct, dim, 10);
+    std::vector<float> corpus_values;
+    for (int copy = 0; copy < 3; ++copy) corpus_values.insert(corpus_values.end(), base.begin(), base.end());
+    const auto query_values = test::random_unit_rows(20, dim, 11);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    const TopK got = cuda_backend(DeviceStorage::f32)->search(corpus, queries, k);
+    for (std::size_t i = 0; i < 20; ++i)
+        for (std::size_t r = 0; r < k; ++r) {
+            EXPECT_NEAR(got.sim(i, r), want.sim(i, r), 1e-5f);
+            // Whatever rows were kept, they are copies of the same base row the reference has.
+            EXPECT_EQ(got.row(i, r) % distinct, want.row(i, r) % distinct);
+        }
+}
+
+TEST_F(CudaBackend, SelfJoinMatchesCpu) {
+    const std::size_t n = 6000, dim = 96, q = 20, k_stored = 25, prefix = 5000;
+    const auto values = test::random_unit_rows(n, dim, 12);
+    const VectorView corpus = VectorView::of(values, dim);
+    const SelfJoin want = make_cpu_backend()->self_join(corpus, prefix, q, k_stored);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    gpu->tuning.query_tile = 333;
+    gpu->tuning.corpus_tile = 700;
+    const SelfJoin got = gpu->self_join(corpus, prefix, q, k_stored);
+    ASSERT_EQ(got.n_rows, prefix);
+    for (std::size_t row = 0; row < prefix; ++row) {
+        EXPECT_NEAR(got.density[row], want.density[row], 1e-6f) << row;
+        for (std::size_t r = 0; r < k_stored; ++r) {
+            EXPECT_NE(got.rows[row * k_stored + r], static_cast<std::int64_t>(row));
+            EXPECT_LT(got.rows[row * k_stored + r], static_cast<std::int64_t>(prefix));
+        }
+    }
+    // float16 storage: densities within 1e-3.
+    const auto half = to_half(values);
+    const VectorView corpus_half{half.data(), DType::f16, n, dim};
+    const SelfJoin want_half = make_cpu_backend()->self_join(corpus_half, prefix, q, k_stored);
+    const SelfJoin got_half = cuda_backend(DeviceStorage::f16)->self_join(corpus_half, prefix, q, k_stored);
+    for (std::size_t row = 0; row < prefix; ++row) EXPECT_NEAR(got_half.density[row], want_half.density[row], 1e-3f);
+}
+
+TEST_F(CudaBackend, StreamedCorpusGivesTheResidentResult) {
+    const std::size_t n = 30000, dim = 128, n_queries = 64, k = 50;
+    const auto corpus_values = test::random_unit_rows(n, dim, 13);  // 15 MB in float32
+    const auto query_values = test::random_unit_rows(n_queries, dim, 14);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    for (std::size_t i = 0; i < n_queries; ++i) queries.row_limit.push_back(i % 2 ? n : 12345);
+    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    // 24 MiB of budget: the work buffers take most of it, so the corpus is streamed in chunks.
+    auto gpu = cuda_backend(DeviceStorage::f32, std::size_t{24} << 20);
+    gpu->tuning.query_tile = 16;
+    gpu->tuning.corpus_tile = 2048;
+    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
+    const SelfJoin join = gpu->self_join(corpus, 8000, 10, 12);
+    const SelfJoin join_want = make_cpu_backend()->self_join(corpus, 8000, 10, 12);
+    for (std::size_t row = 0; row < 8000; ++row) EXPECT_NEAR(join.density[row], join_want.density[row], 1e-6f);
+}
+
+TEST_F(CudaBackend, CandidatesMatchCpu) {
+    const std::size_t n = 2000, dim = 40, n_queries = 30, k = 8;
+    const auto corpus_values = test::random_unit_rows(n, dim, 15);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 16);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    std::mt19937 rng(17);
+    RowLists candidates;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        std::vector<std::int64_t> rows;
+        for (std::size_t j = 0; j < (i % 5) * 7; ++j) rows.push_back(static_cast<std::int64_t>(rng() % n));
+        if (!rows.empty()) rows.push_back(rows.front());  // a duplicate counts once
+        candidates.add(rows);
+        queries.row_limit.push_back(i % 3 ? n : 1000);
+        queries.excluded.add(rows.empty() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{rows.back()});
+    }
+    const TopK want = make_cpu_backend()->search_candidates(corpus, queries, candidates, k);
+    expect_same_topk(cuda_backend(DeviceStorage::f32)->search_candidates(corpus, queries, candidates, k), want, 1e-5f);
+    // A budget too small for residency gathers the candidate rows instead.
+    expect_same_topk(cuda_backend(DeviceStorage::f32, std::size_t{4} << 20)
+                         ->search_candidates(corpus, queries, candidates, k),
+                     want, 1e-5f);
+}
+
+TEST_F(CudaBackend, ResidentCorpusFollowsTheData) {
+    const std::size_t n = 1500, dim = 24, k = 5;
+    auto values = test::random_unit_rows(n, dim, 18);
+    const auto query_values = test::random_unit_rows(4, dim, 19);
+    const SearchQueries queries = make_queries(query_values, dim);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    expect_same_topk(gpu->search(VectorView::of(values, dim), queries, k),
+                     make_cpu_backend()->search(VectorView::of(values, dim), queries, k), 1e-5f);
+    // New contents at the same address must not be served from the old device copy.
+    const auto other = test::random_unit_rows(n, dim, 20);
+    std::copy(other.begin(), other.end(), values.begin());
+    expect_same_topk(gpu->search(VectorView::of(values, dim), queries, k),
+                     make_cpu_backend()->search(VectorView::of(values, dim), queries, k), 1e-5f);
+}
+
+TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {
+    // The first corpus tile is far from the query; the second holds 1,500 rows closer than
+    // anything in the first, more than the filter's 1,024 slots: the batch must be redone
+    // with full selections and still give the exact neighbours.
+    const std::size_t dim = 32, tile = 2000, k = 10;
+    auto values = test::random_unit_rows(2 * tile, dim, 21);
+    std::vector<float> query(dim, 0.0f);
+    query[0] = 1.0f;
+    for (std::size_t r = 0; r < 2 * tile; ++r) {
+        float* row = values.data() + r * dim;
+        const bool close = r >= tile && r < tile + 1500;
+        row[0] = close ? 5.0f + 0.001f * static_cast<float>(r % 97) : 0.0f;
+        double norm = 0;
+        for (std::size_t c = 0; c < dim; ++c) norm += double(row[c]) * row[c];
+        for (std::size_t c = 0; c < dim; ++c) row[c] = static_cast<float>(row[c] / std::sqrt(norm));
+    }
+    const VectorView corpus = VectorView::of(values, dim);
+    const SearchQueries queries = make_queries(query, dim);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    gpu->tuning.corpus_tile = tile;
+    expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+}
+
+TEST_F(CudaBackend, BadDeviceIndexIsRefused) {
+    CudaBackendOptions options;
+    options.device = 999;
+    EXPECT_THROW(make_cuda_backend(options), UsageError);
+}
+
+}  // namespace
+}  // namespace novelty
