@@ -1,6 +1,7 @@
 // novelty info: the build (version, CUDA compiled in or not) and the devices present.
 #include "cli_common.hpp"
 
+#include "novelty/backends.hpp"
 #include "novelty/devices.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@ int run_info(bool json) {
         j["cuda_compiled"] = cuda_compiled();
         j["cuda_architectures"] = cuda_architectures();
         j["cuda_versions"] = cuda_versions();
+        j["auto_device"] = auto_device();
         j["devices"] = nlohmann::json::array();
         for (const auto& d : devices)
             j["devices"].push_back({{"index", d.index},
@@ -38,7 +40,8 @@ int run_info(bool json) {
     }
     std::printf("cuda        compiled in, architectures %s\n", cuda_architectures().c_str());
     std::printf("versions    %s\n", cuda_versions().c_str());
-    if (devices.empty()) std::printf("devices     none found (the CPU backend will be used)\n");
+    if (devices.empty()) std::printf("devices     none found (--device auto uses the CPU backend)\n");
+    else std::printf("backend     --device auto uses the CUDA backend on device 0\n");
     for (const auto& d : devices)
         std::printf("device %d    %s, compute %d.%d, %d SMs, %.1f GiB (%.1f GiB free)\n", d.index, d.name.c_str(),
                     d.compute_major, d.compute_minor, d.multiprocessors, d.total_memory_bytes / 1073741824.0,

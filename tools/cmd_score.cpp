@@ -1,6 +1,7 @@
 // novelty score: RND, ND (absolute density), HD and ON for each idea, with its nearest papers as
 // evidence and a provenance block; JSON Lines, CSV, or a table on the terminal.
 #include "cli_common.hpp"
+#include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
@@ -36,7 +37,7 @@ struct ScoreArgs {
     bool include_self = false;
     std::size_t extra = 8;
     std::size_t evidence = 10;
-    std::string device = "auto";
+    DeviceFlags device;
     std::string out;
     std::string format = "jsonl";
     bool resume = false;
@@ -93,7 +94,6 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
 
 int run_score(const ScoreArgs& args) {
     const std::set<std::string> methods = parse_methods(args.methods);
-    if (args.device == "cuda") throw UsageError("--device cuda: the CUDA search backend is not available in this version; use cpu");
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
 
@@ -124,8 +124,10 @@ int run_score(const ScoreArgs& args) {
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
-    auto backend = make_cpu_backend();
-    backend->tuning.threads = args.ideas.threads;
+    auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
+    // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
+    // near-ties that the CPU (and f32 storage) resolve exactly.
+    const std::string backend_label = backend->name() == "cuda" ? "cuda-" + args.device.storage : "cpu";
     Scorer scorer(corpus, *backend, score_options);
 
     // Results go to OUT.partial as they are made and are renamed to OUT at the end.
@@ -221,7 +223,8 @@ int run_score(const ScoreArgs& args) {
                                {"excluded", excluded},
                                {"include_self", args.include_self},
                                {"split", args.split.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(args.split)},
-                               {"searchable", s.searchable}};
+                               {"searchable", s.searchable},
+                               {"backend", backend_label}};
             out << j.dump() << "\n";
         }
         if (out.is_open()) {
@@ -271,7 +274,7 @@ void add_score_command(CLI::App& app, int& exit_code) {
                     "Algorithm 1 reads literally; default: a paper's density leaves itself out");
     score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)");
     score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)");
-    score->add_option("--device", a->device, "auto (default), cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    add_device_flags(score, a->device);
     score->add_option("--out", a->out, "Output file (written as OUT.partial while running); default: a table on stdout");
     score->add_option("--format", a->format, "jsonl (default) or csv")->check(CLI::IsMember({"jsonl", "csv"}));
     score->add_flag("--resume", a->resume, "Continue an interrupted run: ideas already in OUT.partial are skipped");

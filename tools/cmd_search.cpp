@@ -1,6 +1,7 @@
 // novelty search: exact cosine top-k of queries against a corpus; novelty index: the cached
 // self-join (neighbour densities).
 #include "cli_common.hpp"
+#include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
@@ -28,6 +29,7 @@ struct SearchArgs {
     QueryFlags queries;
     std::size_t k = 10;
     std::string out;
+    DeviceFlags device;
 };
 
 int run_search(const SearchArgs& args) {
@@ -35,8 +37,7 @@ int run_search(const SearchArgs& args) {
     const QueryInput input = load_queries(corpus, args.queries, "queries");
     const std::size_t n = input.records.size();
 
-    auto backend = make_cpu_backend();
-    backend->tuning.threads = args.queries.threads;
+    auto backend = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
     std::unique_ptr<AtomicFile> out;
     if (!args.out.empty()) out = std::make_unique<AtomicFile>(args.out);
     host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());
@@ -94,6 +95,7 @@ struct IndexArgs {
     std::string cutoff;
     std::size_t threads = 0;
     bool quiet = false;
+    DeviceFlags device;
 };
 
 int run_index(const IndexArgs& args) {
@@ -105,8 +107,7 @@ int run_index(const IndexArgs& args) {
                          " papers, and the corpus" + (args.cutoff.empty() ? "" : " up to " + args.cutoff) + " has " +
                          std::to_string(n_rows));
     const std::size_t k_stored = std::min(args.q + args.extra, std::min(n_rows - 1, SearchBackend::max_k));
-    auto backend = make_cpu_backend();
-    backend->tuning.threads = args.threads;
+    auto backend = make_search_backend(args.device, args.threads, args.quiet);
     host::ProgressBar bar("index", "blocks", args.quiet);
     bool from_cache = false;
     const auto start = std::chrono::steady_clock::now();
@@ -155,6 +156,7 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     search->add_option("--out", search_args->out,
                        "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
     search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)");
+    add_device_flags(search, search_args->device);
     add_embedder_flags(*search, search_args->queries.embedder);
     search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
     search->callback([search_args, &exit_code] { exit_code = run_guarded([&] { return run_search(*search_args); }); });
@@ -171,6 +173,7 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     index->add_option("--cutoff", index_args->cutoff,
                       "Join only the papers published on or before this date (a row prefix); default: all papers");
     index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)");
+    add_device_flags(index, index_args->device);
     index->add_flag("-q,--quiet", index_args->quiet, "No progress on stderr");
     index->callback([index_args, &exit_code] { exit_code = run_guarded([&] { return run_index(*index_args); }); });
 }

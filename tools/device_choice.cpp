@@ -1,0 +1,37 @@
+#include "device_choice.hpp"
+
+#include "novelty/backends.hpp"
+#include "novelty/devices.hpp"
+
+#include <cstdio>
+
+namespace novelty::cli {
+
+void add_device_flags(CLI::App* command, DeviceFlags& flags) {
+    command->add_option("--device", flags.device,
+                        "auto (default: CUDA when compiled in and a GPU is present), cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    command->add_option("--device-storage", flags.storage,
+                        "How the CUDA backend holds the corpus: f16 (default), bf16 or f32 (neighbours identical "
+                        "to the CPU backend's)")
+        ->check(CLI::IsMember({"f16", "bf16", "f32"}));
+    command->add_option("--device-memory", flags.memory_mib,
+                        "GPU memory the CUDA backend may use, in MiB (default: 90% of free); a corpus that does "
+                        "not fit is streamed through in chunks");
+}
+
+std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std::size_t threads, bool quiet) {
+    CudaBackendOptions options;
+    options.storage = parse_storage(flags.storage);
+    options.memory_budget = flags.memory_mib << 20;
+    auto backend = make_backend(flags.device, options);
+    backend->tuning.threads = threads;
+    if (!quiet && backend->name() == "cuda") {
+        const auto devices = list_devices();
+        std::fprintf(stderr, "novelty: searching on the GPU (%s, %s storage)\n",
+                     devices.empty() ? "CUDA" : devices.front().name.c_str(), flags.storage.c_str());
+    }
+    return backend;
+}
+
+}  // namespace novelty::cli

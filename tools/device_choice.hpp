@@ -1,0 +1,28 @@
+// The --device, --device-storage and --device-memory flags shared by the commands that search
+// (search, index, score), and the backend they select.
+#pragma once
+
+#include "novelty/search.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace novelty::cli {
+
+struct DeviceFlags {
+    std::string device = "auto";   ///< auto | cpu | cuda
+    std::string storage = "f16";   ///< f16 | bf16 | f32 (CUDA only)
+    std::size_t memory_mib = 0;    ///< CUDA memory budget; 0 = 90% of free
+};
+
+/// Registers the three flags on `command`.
+void add_device_flags(CLI::App* command, DeviceFlags& flags);
+
+/// The backend the flags ask for, with `threads` CPU workers (0 = all cores). Says on stderr
+/// which backend it is unless `quiet`. Throws UsageError for cuda without CUDA or a device.
+std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std::size_t threads, bool quiet);
+
+}  // namespace novelty::cli
