@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The GPU check, in two halves (docs/benchmarks.md records what it measured):
+#
+#   bench/device_check.sh pack   on the build machine (nvcc, no GPU needed): builds the GPU
+#                                tests, the CUDA benchmark and the CLI in build/cuda (sm_90 machine
+#                                code plus compute_90 PTX, the default architectures) and
+#                                packs them with the shared libraries they need that a GPU
+#                                machine may lack into .device/ (git-ignored; under 60 MB).
+#   bench/device_check.sh run    on the GPU machine, from the repository root: runs the GPU tests,
+#                                the CUDA benchmarks and the PyTorch peer (the machine's python3
+#                                with torch), writes logs and results.jsonl to $OUT (default
+#                                .device/out), and prints a short table last.
+#
+# Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",
+# DIM=1024, K=100, SELFJOIN_ROWS=1000000, SELFJOIN_Q=50. QUICK=1 runs small sizes, for a smoke test.
+# SWEEP="ALGO:OVERLAP:QT:CT,..." also times tuning variants of the search (cuda_search_bench sweep).
+# SKIP_MAIN=1 runs only the tests and the sweep.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+mode="${1:-}"
+
+if [[ "${QUICK:-0}" == 1 ]]; then
+  SEARCH_QUERIES="${SEARCH_QUERIES:-2000}"; SEARCH_ROWS="${SEARCH_ROWS:-100000}"; SELFJOIN_ROWS="${SELFJOIN_ROWS:-50000}"
+fi
+SEARCH_QUERIES="${SEARCH_QUERIES:-50000}"
+SEARCH_ROWS="${SEARCH_ROWS:-1000000 2600000}"
+DIM="${DIM:-1024}"
+K="${K:-100}"
+SELFJOIN_ROWS="${SELFJOIN_ROWS:-1000000}"
+SELFJOIN_Q="${SELFJOIN_Q:-50}"
+
+pack() {
+  set -e
+  local cmake=cmake
+  [[ -x .venv/bin/cmake ]] && cmake=.venv/bin/cmake
+  local build=build/cuda
+  "$cmake" -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNOVELTY_CUDA=ON >/dev/null
+  grep -q '^NOVELTY_CUDA_ARCHITECTURES:STRING=.*90' "$build/CMakeCache.txt" ||
+    { echo "device_check: $build is not configured for sm_90" >&2; exit 1; }
+  "$cmake" --build "$build" -j "${NOVELTY_BUILD_JOBS:-$(nproc)}" --target novelty_gpu_tests cuda_search_bench novelty
+  rm -rf .device
+  mkdir -p .device/bin .device/lib
+  cp "$build/tests/novelty_gpu_tests" "$build/novelty" "$build/bench/cuda_search_bench" .device/bin/
+  cp bench/cuda_search_vs_torch.py .device/bin/
+  strip .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench
+  # Libraries outside the C/C++ runtime and the CUDA driver/toolkit (cuBLAS is the GPU machine's own).
+  for exe in .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench; do
+    ldd "$exe" | awk '/=> \//{print $3}'
+  done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcuda|libcublas[^/]*|libcudart[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" .device/lib/; done
+  # Compressed, the bundle travels well under the limit (OpenBLAS alone is 36 MB unpacked).
+  tar -C .device -cJf .device/bundle.tar.xz bin lib
+  rm -rf .device/bin .device/lib
+  du -sh .device
+  local bytes
+  bytes=$(du -sb .device | cut -f1)
+  if (( bytes > 60 * 1024 * 1024 )); then echo "device_check: .device is over 60 MB" >&2; exit 1; fi
+}
+
+run() {
+  local out="${OUT:-$here/.device/out}"
+  mkdir -p "$out"
+  [[ -f .device/bundle.tar.xz ]] || { echo "device_check: run 'bench/device_check.sh pack' first" >&2; exit 2; }
+  rm -rf .device/bin .device/lib
+  tar -C .device -xJf .device/bundle.tar.xz
+  local cublas_dir
+  cublas_dir=$(dirname "$(find /usr/local /opt /usr/lib -name 'libcublas.so.13*' 2>/dev/null | head -1)" 2>/dev/null)
+  export LD_LIBRARY_PATH="$here/.device/lib:${cublas_dir:-/usr/local/cuda/lib64}:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  local results="$out/results.jsonl"
+  : >"$results"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$out/gpu.txt"
+  .device/bin/novelty info 2>&1 | tee -a "$out/gpu.txt"
+
+  echo "== GPU tests"
+  local t0=$SECONDS
+  timeout 150 .device/bin/novelty_gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
+  local tests_rc=$?
+  tail -5 "$out/gpu_tests.log"
+  local passed failed
+  passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log" || true)
+  failed=$(grep -c '^\[  FAILED  \]' "$out/gpu_tests.log" || true)
+  grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests? ran' "$out/gpu_tests.log" | head -20
+  echo "{\"mode\": \"tests\", \"rc\": $tests_rc, \"seconds\": $((SECONDS - t0))}" >>"$results"
+
+  echo "== benchmarks"
+  # Each step has a time limit, so that one hang cannot use up the machine's time.
+  timeout 60 .device/bin/cuda_search_bench gemm-rate | tee -a "$results"
+  [[ "${SKIP_MAIN:-0}" == 1 ]] && SEARCH_ROWS="" && SELFJOIN_ROWS=0
+  for rows in $SEARCH_ROWS; do
+    timeout 120 .device/bin/cuda_search_bench search --rows "$rows" --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" | tee -a "$results"
+    PYTHONUNBUFFERED=1 timeout 120 python3 .device/bin/cuda_search_vs_torch.py search --rows "$rows" --queries "$SEARCH_QUERIES" \
+      --dim "$DIM" --k "$K" | tee -a "$results"
+  done
+  if (( SELFJOIN_ROWS > 0 )); then
+    timeout 90 .device/bin/cuda_search_bench selfjoin --rows "$SELFJOIN_ROWS" --dim "$DIM" --q "$SELFJOIN_Q" | tee -a "$results"
+    PYTHONUNBUFFERED=1 timeout 90 python3 .device/bin/cuda_search_vs_torch.py selfjoin --rows "$SELFJOIN_ROWS" --dim "$DIM" \
+      --q "$SELFJOIN_Q" | tee -a "$results"
+  fi
+
+  if [[ -n "${SWEEP:-}" ]]; then
+    # Tuning: RAFT select algorithm : GEMM/select overlap : query tile : corpus tile.
+    timeout 240 .device/bin/cuda_search_bench sweep --rows "${SWEEP_ROWS:-1000000}" --queries "$SEARCH_QUERIES" \
+      --dim "$DIM" --k "$K" --reps 2 --variants "$SWEEP" | tee -a "$results"
+  fi
+
+  echo
+  echo "== summary (tests rc=$tests_rc)"
+  python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rate = next((r["bf16_tflops"] for r in rows if r["mode"] == "gemm-rate"), None)
+print(f"cuBLAS bf16 rate: {rate} TFLOP/s")
+print(f"{'what':34} {'engine s':>9} {'torch s':>9} {'vs torch':>9} {'GEMM floor s':>13} {'x floor':>8}")
+for r in rows:
+    if r["mode"] == "search" and "peer" not in r:
+        t = next((p for p in rows if p.get("peer") == "torch" and p["mode"] == "search" and p["rows"] == r["rows"]), None)
+        floor = 2 * r["queries"] * r["rows"] * r["dim"] / (rate * 1e12) if rate else float("nan")
+        ts = t["seconds"] if t else float("nan")
+        print(f"{'search %dk x %.1fM x %d k=%d' % (r['queries']//1000, r['rows']/1e6, r['dim'], r['k']):34} "
+              f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
+    if r["mode"] == "sweep":
+        print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
+    if r["mode"] == "selfjoin" and "peer" not in r:
+        t = next((p for p in rows if p.get("peer") == "torch" and p["mode"] == "selfjoin"), None)
+        floor = 2 * r["rows"] * r["rows"] * r["dim"] / (rate * 1e12) if rate else float("nan")
+        ts = t["seconds"] if t else float("nan")
+        print(f"{'self-join %.1fM x %d q=%d' % (r['rows']/1e6, r['dim'], r['q']):34} "
+              f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
+PY
+}
+
+case "$mode" in
+  pack) pack ;;
+  run) run ;;
+  *) echo "usage: bench/device_check.sh pack|run" >&2; exit 2 ;;
+esac
