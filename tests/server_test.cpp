@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -138,6 +139,24 @@ std::vector<json> lines_of(const std::string& path) {
     std::istringstream in(novelty::test::read_file(path));
     for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
     return out;
+}
+
+// Equal JSON, numbers within 1e-5: batching changes which BLAS kernel computes a query's
+// similarities (it depends on the number of queries), so the last float bits may differ.
+bool nearly_equal(const json& a, const json& b) {
+    if (a.is_number() && b.is_number()) return std::abs(a.get<double>() - b.get<double>()) <= 1e-5;
+    if (a.type() != b.type() || a.size() != b.size()) return false;
+    if (a.is_array()) {
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (!nearly_equal(a[i], b[i])) return false;
+        return true;
+    }
+    if (a.is_object()) {
+        for (auto it = a.begin(); it != a.end(); ++it)
+            if (!b.contains(it.key()) || !nearly_equal(it.value(), b[it.key()])) return false;
+        return true;
+    }
+    return a == b;
 }
 
 // The number after `series ` in a Prometheus text page; -1 when absent.
@@ -431,6 +450,7 @@ TEST_F(ServerTest, SixtyFourConcurrentSingleIdeaRequestsCostFarFewerBackendCalls
                                 {"p", 10}, {"q", 5}};
                 const Reply r = post(server.port(), "/v1/score", body.dump());
                 statuses[i] = r.status == 200 && r.body["results"][0]["id"] == "idea-" + std::to_string(i) ? 200 : r.status;
+                if (r.status != 200) ADD_FAILURE() << r.text;
             });
         for (auto& c : clients) c.join();
         for (int s : statuses) EXPECT_EQ(s, 200);
@@ -442,9 +462,9 @@ TEST_F(ServerTest, SixtyFourConcurrentSingleIdeaRequestsCostFarFewerBackendCalls
 }
 
 TEST_F(ServerTest, LoadOnLoopbackLosesAndDuplicatesNothing) {
-    // 64 clients x 50 requests (search, and every tenth a score), each checked against the reply
+    // 64 clients x 200 requests (search, and every tenth a score), each checked against the reply
     // expected for its own vector; the reply ids must be exactly the ids sent.
-    constexpr std::size_t clients = 64, per_client = 50;
+    constexpr std::size_t clients = 64, per_client = 200;
     ServerOptions o = options();
     o.http_threads = 64;
     Server server(o);
@@ -482,7 +502,8 @@ TEST_F(ServerTest, LoadOnLoopbackLosesAndDuplicatesNothing) {
                 const json r = json::parse(res->body)["results"];
                 if (r.size() != 1) ++mismatches;
                 const std::string got = r[0][score ? "id" : "query"];
-                if (score ? r[0]["scores"] != expected_score[v] : r[0]["neighbors"] != expected_search[v]) ++mismatches;
+                if (!nearly_equal(score ? r[0]["scores"] : r[0]["neighbors"], score ? expected_score[v] : expected_search[v]))
+                    ++mismatches;
                 std::lock_guard lock(mutex);
                 answered.insert(got);
             }

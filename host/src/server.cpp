@@ -12,6 +12,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -63,6 +65,7 @@ struct Server::Impl {
     std::mutex stop_mutex;
     bool stopped = false;
     int bound_port = 0;
+    socket_t listen_socket = -1;
 
     explicit Impl(ServerOptions given)
         : options(std::move(given)), engine(options), jobs(options.job_workers) {
@@ -71,6 +74,12 @@ struct Server::Impl {
         http.set_payload_max_length(options.max_body_bytes);
         http.set_keep_alive_timeout(2);
         http.set_keep_alive_max_count(1000);
+        // Remember the listening socket, to widen its backlog after binding (see start()).
+        http.set_socket_options([this](socket_t sock) {
+            int yes = 1;
+            ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+            listen_socket = sock;
+        });
         http.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
             if (res.body.empty()) {
                 std::string message = default_message(res.status);
@@ -263,6 +272,9 @@ void Server::start() {
                         " (in use, or not an address of this machine)");
         s.bound_port = s.options.port;
     }
+    // The library listens with a backlog of 5, so that a burst of clients connecting at once
+    // has connections dropped; listening again on the bound socket raises the backlog.
+    if (s.listen_socket >= 0) ::listen(s.listen_socket, SOMAXCONN);
     s.listener = std::thread([&s] { s.http.listen_after_bind(); });
     // Stopping before the listener runs would be lost (and hang the join): wait until it runs.
     while (!s.http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

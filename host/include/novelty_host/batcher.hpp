@@ -123,6 +123,9 @@ private:
         requests.reserve(batch.size());
         for (auto& p : batch) requests.push_back(std::move(p.request));
         ++calls_;
+        // Counted before the replies go out, so that a caller holding its reply sees its count.
+        requests_ += batch.size();
+        records_ += weight;
         try {
             std::vector<Reply> replies = backend_(requests);
             if (replies.size() != batch.size())
@@ -133,8 +136,6 @@ private:
             const std::exception_ptr error = std::current_exception();
             for (auto& p : batch) p.promise.set_exception(error);
         }
-        requests_ += batch.size();
-        records_ += weight;
     }
 
     Backend backend_;
