@@ -31,6 +31,8 @@ void add_eval_commands(CLI::App& app, int& exit_code);
 void add_score_command(CLI::App& app, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
+/// `novelty serve`: the HTTP API.
+void add_serve_command(CLI::App& app, int& exit_code);
 
 /// Formats 87692 as "87,692".
 std::string thousands(unsigned long long n);

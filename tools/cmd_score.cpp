@@ -6,6 +6,7 @@
 #include "query_input.hpp"
 
 #include "novelty/error.hpp"
+#include "novelty/result_json.hpp"
 #include "novelty/scoring.hpp"
 #include "novelty_host/progress.hpp"
 
@@ -56,10 +57,6 @@ std::set<std::string> parse_methods(const std::string& list) {
     return methods;
 }
 
-nlohmann::ordered_json number_or_null(double v) {
-    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
-
 std::string csv_field(const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string out = "\"";
@@ -94,6 +91,7 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
 
 int run_score(const ScoreArgs& args) {
     const std::set<std::string> methods = parse_methods(args.methods);
+    auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
 
@@ -124,10 +122,6 @@ int run_score(const ScoreArgs& args) {
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
-    auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
-    // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
-    // near-ties that the CPU (and f32 storage) resolve exactly.
-    const std::string backend_label = backend->name() == "cuda" ? "cuda-" + args.device.storage : "cpu";
     Scorer scorer(corpus, *backend, score_options);
 
     // Results go to OUT.partial as they are made and are renamed to OUT at the end.
@@ -154,8 +148,18 @@ int run_score(const ScoreArgs& args) {
         std::printf("%-24s %6s %8s %8s  %s\n", "idea", "RND", "ND", "HD", "nearest paper (similarity)");
     }
 
-    const std::string identity = corpus.identity();
-    const std::string embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
+    ScoreReportContext report;
+    report.corpus_identity = corpus.identity();
+    report.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
+    report.p = args.p;
+    report.q = args.q;
+    report.include_self = args.include_self;
+    report.split = args.split;
+    report.evidence = args.evidence;
+    report.methods = methods;
+    // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
+    // near-ties that the CPU (and f32 storage) resolve exactly.
+    report.backend = backend->name() == "cuda" ? "cuda-" + args.device.storage : "cpu";
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < n; ++i)
         if (!done.count(input.records[i].id)) todo.push_back(i);
@@ -192,40 +196,10 @@ int run_score(const ScoreArgs& args) {
                     << input.cutoff[i] << "\n";
                 continue;
             }
-            nlohmann::ordered_json j;
-            j["id"] = record.id;
-            nlohmann::ordered_json sc = nlohmann::ordered_json::object();
-            if (methods.count("rnd")) sc["rnd"] = s.rnd;
-            if (methods.count("hd")) sc["hd"] = number_or_null(s.hd);
-            if (methods.count("on")) sc["on"] = s.on ? nlohmann::ordered_json(*s.on) : nlohmann::ordered_json(nullptr);
-            if (methods.count("density")) sc["density"] = s.nd;
-            j["scores"] = sc;
-            j["nd"] = s.nd;
-            nlohmann::ordered_json neighbors = nlohmann::ordered_json::array();
-            for (std::size_t r = 0; r < std::min(args.evidence, s.neighbor_rows.size()); ++r) {
-                const auto row = static_cast<std::size_t>(s.neighbor_rows[r]);
-                const auto [id, title] = corpus.id_and_title(row);
-                nlohmann::ordered_json nb{{"id", id}, {"row", row}, {"sim", s.neighbor_sims[r]}, {"title", title}};
-                if (r < s.neighbor_nd.size()) nb["nd"] = s.neighbor_nd[r];
-                neighbors.push_back(nb);
-            }
-            j["neighbors"] = neighbors;
-            nlohmann::ordered_json excluded = nlohmann::ordered_json::array();
-            for (const auto& id : split_ids(args.ideas.exclude)) excluded.push_back(id);
-            for (const auto& id : record.exclude) excluded.push_back(id);
+            std::vector<std::string> excluded = split_ids(args.ideas.exclude);
+            excluded.insert(excluded.end(), record.exclude.begin(), record.exclude.end());
             if (corpus.find_row(record.id)) excluded.push_back(record.id);
-            j["provenance"] = {{"corpus", identity},
-                               {"embedder", embedder},
-                               {"p", args.p},
-                               {"q", args.q},
-                               {"cutoff", input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr)
-                                                                  : nlohmann::ordered_json(input.cutoff[i])},
-                               {"excluded", excluded},
-                               {"include_self", args.include_self},
-                               {"split", args.split.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(args.split)},
-                               {"searchable", s.searchable},
-                               {"backend", backend_label}};
-            out << j.dump() << "\n";
+            out << score_result_json(corpus, report, record.id, s, input.cutoff[i], excluded) << "\n";
         }
         if (out.is_open()) {
             out.flush();

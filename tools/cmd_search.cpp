@@ -8,6 +8,7 @@
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 #include "novelty/neighbor_cache.hpp"
+#include "novelty/result_json.hpp"
 #include "novelty_host/progress.hpp"
 
 #include <nlohmann/json.hpp>
@@ -50,27 +51,16 @@ int run_search(const SearchArgs& args) {
             const std::size_t local = i - begin;
             if (top.count[local] < args.k) ++n_short;
             if (input.unknown_excluded[i] > 0) ++n_unknown;
-            nlohmann::ordered_json neighbors = nlohmann::ordered_json::array();
-            for (std::size_t r = 0; r < top.count[local]; ++r) {
-                const auto row = static_cast<std::size_t>(top.row(local, r));
-                auto [id, title] = corpus.id_and_title(row);
-                neighbors.push_back({{"id", id}, {"row", row}, {"sim", top.sim(local, r)}, {"title", title}});
-            }
             if (out) {
-                nlohmann::ordered_json line;
-                line["query"] = input.records[i].id;
-                line["neighbors"] = neighbors;
-                line["cutoff"] = input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.cutoff[i]);
-                line["searchable"] = input.row_limit[i];
-                text += line.dump() + "\n";
+                text += search_result_json(corpus, input.records[i].id, top, local, input.cutoff[i], input.row_limit[i]) + "\n";
             } else {
                 std::printf("query %s%s\n", input.records[i].id.c_str(),
                             input.cutoff[i].empty() ? "" : (" (cutoff " + input.cutoff[i] + ")").c_str());
-                if (neighbors.empty()) std::printf("  (no searchable papers)\n");
-                for (std::size_t r = 0; r < neighbors.size(); ++r)
-                    std::printf("  %3zu. %.4f  %s  %s\n", r + 1, neighbors[r]["sim"].get<float>(),
-                                neighbors[r]["id"].get<std::string>().c_str(),
-                                neighbors[r]["title"].get<std::string>().substr(0, 90).c_str());
+                if (top.count[local] == 0) std::printf("  (no searchable papers)\n");
+                for (std::size_t r = 0; r < top.count[local]; ++r) {
+                    const auto [id, title] = corpus.id_and_title(static_cast<std::size_t>(top.row(local, r)));
+                    std::printf("  %3zu. %.4f  %s  %s\n", r + 1, top.sim(local, r), id.c_str(), title.substr(0, 90).c_str());
+                }
             }
         }
         if (out) out->write(text.data(), text.size());

@@ -43,6 +43,15 @@ const SelfJoin& Scorer::join_for(std::size_t n_rows) {
     // A corpus that cannot be written to (shared, read-only) is still scored; the densities are
     // then only kept in memory.
     const CacheWarning warn = options_.on_cache_warning ? options_.on_cache_warning : [](const std::string&) {};
+    if (!options_.write_cache) {
+        SelfJoin join;
+        if (!read_self_join(self_join_cache_path(corpus_, n_rows, options_.q, k_stored),
+                            corpus_.manifest().vectors_sha256, n_rows, options_.q, k_stored, join))
+            join = backend_.self_join(VectorView::of(corpus_.vectors()), n_rows, options_.q, k_stored,
+                                      options_.on_density_progress);
+        joins_.emplace_back(n_rows, std::move(join));
+        return joins_.back().second;
+    }
     joins_.emplace_back(n_rows, cached_self_join(corpus_, backend_, n_rows, options_.q, k_stored,
                                                  options_.on_density_progress, nullptr, warn));
     return joins_.back().second;

@@ -28,6 +28,9 @@ struct ScoreOptions {
     ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
     /// Told when a computed self-join cannot be cached (a read-only corpus); scoring goes on.
     std::function<void(const std::string&)> on_cache_warning;
+    /// Store self-joins computed on demand in the corpus's cache directory. False (a server that
+    /// must not write into its corpus): caches are still read, computed joins stay in memory.
+    bool write_cache = true;
 };
 
 /// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row

@@ -1,0 +1,49 @@
+// The result objects of DESIGN section 4 as JSON text, written one way for the command line
+// (JSON Lines) and the HTTP server (the "results" array). The keys are a contract.
+#pragma once
+
+#include "novelty/corpus.hpp"
+#include "novelty/scoring.hpp"
+#include "novelty/search.hpp"
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+/// What every score result of one run shares: its provenance and which scores to list.
+struct ScoreReportContext {
+    std::string corpus_identity;  ///< Corpus::identity()
+    std::string embedder;         ///< the corpus's recorded embedder name, "" when none
+    std::size_t p = 100;
+    std::size_t q = 50;
+    bool include_self = false;
+    std::string split;            ///< the split date as given, "" when none (null in JSON)
+    std::size_t evidence = 10;    ///< nearest papers listed per idea (fewer when fewer were found)
+    /// Keys under "scores", any of rnd, hd, on, density; empty = all four.
+    std::set<std::string> methods;
+    /// The search backend that found the neighbours ("cpu", "cuda-f16", ...); "" leaves the
+    /// key out.
+    std::string backend;
+};
+
+/// One idea's score result, compact (no newline):
+/// {"id", "scores": {"rnd","hd","on","density"}, "nd", "neighbors": [{"id","row","sim","title","nd"?}],
+///  "provenance": {"corpus","embedder","p","q","cutoff","excluded","include_self","split","searchable",
+///  "backend"?}}.
+/// Neighbours nearest first; "nd" on the first p of them. A non-finite HD and a missing ON are null;
+/// `cutoff` "" is null. `excluded` lists the ids left out, in the order given.
+std::string score_result_json(const Corpus& corpus, const ScoreReportContext& context, const std::string& id,
+                              const IdeaScore& score, const std::string& cutoff,
+                              const std::vector<std::string>& excluded);
+
+/// Query `query` (an index into `top`) of a search, compact (no newline):
+/// {"query": ID, "neighbors": [{"id","row","sim","title"}], "cutoff": DATE|null, "searchable": N}.
+/// Neighbours by similarity descending (as in TopK), at most `k` of them (0 = all found);
+/// `cutoff` "" is null; `searchable` is the query's row prefix before exclusions.
+std::string search_result_json(const Corpus& corpus, const std::string& query_id, const TopK& top, std::size_t query,
+                               const std::string& cutoff, std::size_t searchable, std::size_t k = 0);
+
+}  // namespace novelty

@@ -1,0 +1,139 @@
+// novelty serve: the HTTP JSON API (docs/api.md) over one corpus, until SIGINT or SIGTERM.
+#include "cli_common.hpp"
+#include "device_choice.hpp"
+#include "embedder_choice.hpp"
+
+#include "novelty/error.hpp"
+#include "novelty_host/server.hpp"
+
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace novelty::cli {
+
+namespace {
+
+struct ServeArgs {
+    host::ServerOptions server;
+    std::string token_file;
+    double max_wait_ms = 2;
+    bool no_batching = false;
+    EmbedderFlags embedder;
+    DeviceFlags device;
+    bool quiet = false;
+};
+
+std::string read_token(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError("--token-file " + path + ": cannot read it");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string token = ss.str();
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(token.begin());
+    if (token.empty()) throw UsageError("--token-file " + path + ": the file holds no token");
+    if (token.find_first_of(" \t\r\n") != std::string::npos)
+        throw UsageError("--token-file " + path + ": the token must be one word (no spaces or line breaks)");
+    return token;
+}
+
+int run_serve(ServeArgs& args) {
+    host::ServerOptions options = args.server;
+    options.device = args.device.device;
+    options.device_storage = args.device.storage;
+    options.device_memory_mib = args.device.memory_mib;
+    if (!args.token_file.empty()) options.token = read_token(args.token_file);
+    if (args.max_wait_ms < 0) throw UsageError("--max-wait-ms must not be negative");
+    options.max_wait = std::chrono::microseconds(static_cast<long long>(args.max_wait_ms * 1000));
+    if (args.no_batching) options.max_batch = 1;
+    options.on_log = [quiet = args.quiet](const std::string& message) {
+        if (!quiet) std::fprintf(stderr, "novelty serve: %s\n", message.c_str());
+    };
+
+    // The encoder for text records, made now so that a missing model shows at start.
+    {
+        EmbedderFlags flags = args.embedder;
+        flags.threads = options.threads;
+        try {
+            const Corpus corpus = Corpus::open(options.corpus_dir);
+            auto embedder = std::make_shared<std::unique_ptr<Embedder>>(embedder_for_corpus(corpus, flags));
+            options.make_embedder = [embedder] { return std::move(*embedder); };
+        } catch (const CorpusError&) {
+            throw;
+        } catch (const std::exception& e) {
+            if (!args.embedder.spec.empty()) throw;
+            std::fprintf(stderr, "novelty serve: warning: no encoder for text records (%s); requests must send vectors "
+                                 "or corpus paper ids\n", e.what());
+        }
+    }
+
+    // SIGINT and SIGTERM are taken by sigwait below; block them before any thread starts.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    host::Server server(options);
+    server.start();
+    const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
+    if (!loopback && options.token.empty())
+        std::fprintf(stderr, "novelty serve: warning: listening on %s without --token-file: anyone who can reach it "
+                             "can use it\n", options.host.c_str());
+    std::fprintf(stderr, "novelty serve: %s on http://%s:%d (%s, batches of up to %zu records, %.1f ms wait); "
+                         "Ctrl-C stops\n",
+                 options.corpus_dir.c_str(), options.host.c_str(), server.port(),
+                 options.token.empty() ? "no auth" : "bearer token required", options.max_batch, args.max_wait_ms);
+    int received = 0;
+    sigwait(&signals, &received);
+    std::fprintf(stderr, "novelty serve: %s: finishing %zu request(s) in flight, then stopping\n",
+                 received == SIGINT ? "SIGINT" : "SIGTERM", server.in_flight());
+    server.stop();
+    std::fprintf(stderr, "novelty serve: stopped\n");
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+    auto a = std::make_shared<ServeArgs>();
+    host::ServerOptions& o = a->server;
+    CLI::App* serve = app.add_subcommand(
+        "serve", "Serve scoring, search and embedding over HTTP (JSON; docs/api.md), batching requests that arrive "
+                 "together, until SIGINT or SIGTERM");
+    serve->add_option("--corpus", o.corpus_dir, "Corpus directory (with vectors); opened read-only")->required();
+    serve->add_option("--host", o.host, "Address to listen on (default 127.0.0.1: this machine only)");
+    serve->add_option("--port", o.port, "Port (default 8080; 0 = any free port)")->check(CLI::Range(0, 65535));
+    serve->add_option("--token-file", a->token_file,
+                      "File holding a bearer token that every request but /healthz must send "
+                      "(Authorization: Bearer TOKEN)");
+    add_device_flags(serve, a->device);
+    serve->add_option("--max-batch", o.max_batch, "Most records per backend call (default 64)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    serve->add_option("--max-wait-ms", a->max_wait_ms,
+                      "How long a batch waits for more requests after its first, in ms (default 2)");
+    serve->add_flag("--no-batching", a->no_batching, "One request per backend call (same as --max-batch 1)");
+    serve->add_option("--max-body", o.max_body_bytes, "Largest request body in bytes (default 16777216)");
+    serve->add_option("--max-records", o.max_records, "Most ideas, queries or records per request (default 1024)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    serve->add_option("--p", o.default_p, "RND p when a request gives none (default 100)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
+    serve->add_option("--q", o.default_q, "RND q when a request gives none (default 50)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
+    serve->add_option("--evidence", o.evidence, "Nearest papers listed per scored idea (default 10)");
+    serve->add_flag("--include-self", o.include_self,
+                    "Count a neighbour paper as its own nearest neighbour in its density (see novelty score)");
+    serve->add_option("--threads", o.threads, "Backend threads (default: all cores)");
+    serve->add_option("--http-threads", o.http_threads, "Connections served at once (default 64)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+    add_embedder_flags(*serve, a->embedder);
+    serve->add_flag("-q,--quiet", a->quiet, "No log lines on stderr");
+    serve->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_serve(*a); }); });
+}
+
+}  // namespace novelty::cli
