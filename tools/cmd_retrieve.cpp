@@ -117,13 +117,17 @@ struct RewriteMode {
 
 class Retrieval {
 public:
-    Retrieval(const Corpus& corpus, const RetrieveArgs& args, std::vector<std::string> methods)
+    /// `rewriting`: some query texts are rewritten (their rankings are fused).
+    Retrieval(const Corpus& corpus, const RetrieveArgs& args, std::vector<std::string> methods, bool rewriting)
         : corpus_(corpus), args_(args), methods_(std::move(methods)) {
+        bool fusing = rewriting;
         for (const auto& m : methods_) {
             need_dense_ = need_dense_ || m != "bm25";
             need_bm25_ = need_bm25_ || m != "dense";
+            fusing = fusing || m == "hybrid";
         }
-        depth_ = std::max(args.k, std::min(args.fusion_depth, SearchBackend::max_k));
+        // Rankings that are only cut to k need no more than k rows; fused ones go deeper.
+        depth_ = fusing ? std::max(args.k, std::min(args.fusion_depth, SearchBackend::max_k)) : args.k;
         if (need_bm25_) bm25_.emplace(corpus.dir());
         if (need_dense_) {
             backend_ = make_cpu_backend();
@@ -246,7 +250,7 @@ int run_retrieve(const RetrieveArgs& args) {
     const std::vector<RewriteMode> modes = rewrite_modes(args);
     if (args.out.empty() && args.jsonl.empty()) throw UsageError("give --out FILE (and/or --jsonl FILE)");
     const Corpus corpus = Corpus::open(args.corpus);
-    Retrieval retrieval(corpus, args, methods);
+    Retrieval retrieval(corpus, args, methods, !modes.empty());
     const QueryInput input =
         retrieval.need_dense() ? load_queries(corpus, args.queries, "queries") : load_text_queries(corpus, args.queries);
     const std::size_t n = input.records.size();
