@@ -28,7 +28,11 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_search_commands(CLI::App& app, int& exit_code);
 /// `novelty eval` (a group: `eval auroc`, ...).
 void add_eval_commands(CLI::App& app, int& exit_code);
+/// `novelty eval retrieval`, added to the `eval` group (tools/cmd_eval_retrieval.cpp).
+void add_eval_retrieval_command(CLI::App& eval, int& exit_code);
 void add_score_command(CLI::App& app, int& exit_code);
+/// `novelty retrieve`: date-cutoff retrieval (tools/cmd_retrieve.cpp).
+void add_retrieve_command(CLI::App& app, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty serve`: the HTTP API.

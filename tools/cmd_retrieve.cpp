@@ -1,0 +1,370 @@
+// novelty retrieve: date-cutoff literature retrieval (dense, BM25, reciprocal-rank fusion, and
+// fusion over query rewrites), written as a TREC run and/or JSON Lines with titles.
+#include "cli_common.hpp"
+#include "device_choice.hpp"
+#include "embedder_choice.hpp"
+#include "query_input.hpp"
+#include "rewrites_file.hpp"
+
+#include "novelty/atomic_file.hpp"
+#include "novelty/error.hpp"
+#include "novelty/retrieval.hpp"
+#include "novelty_host/progress.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+
+namespace novelty::cli {
+
+namespace {
+
+std::string queries_count(std::size_t n) { return n == 1 ? std::string("1 query") : thousands(n) + " queries"; }
+
+constexpr std::size_t queries_per_batch = 1024;
+
+struct RetrieveArgs {
+    QueryFlags queries;
+    std::string corpus;
+    std::string methods = "dense,bm25,hybrid";
+    std::size_t k = 100;
+    std::size_t fusion_depth = 1000;
+    std::string out;
+    std::string jsonl;
+    std::size_t expand = 0;
+    std::size_t hyde = 0;
+    std::string llm;
+    std::string rewrites;
+    DeviceFlags device;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<std::string> parse_methods(const std::string& list) {
+    std::vector<std::string> methods;
+    for (const std::string& name : split_ids(list)) {
+        if (name != "dense" && name != "bm25" && name != "hybrid")
+            throw UsageError("--methods: unknown method '" + name + "' (choose from dense, bm25, hybrid)");
+        for (const auto& seen : methods)
+            if (seen == name) throw UsageError("--methods names '" + name + "' twice");
+        methods.push_back(name);
+    }
+    if (methods.empty()) throw UsageError("--methods needs at least one of dense, bm25, hybrid");
+    return methods;
+}
+
+/// Queries for BM25 alone: no vectors needed, so nothing is embedded. Cutoffs and exclusions as
+/// load_query_input() resolves them.
+QueryInput load_text_queries(const Corpus& corpus, const QueryFlags& flags) {
+    if (ends_with(flags.path, ".npy")) throw UsageError("BM25 needs query text; a .npy query file has none");
+    QueryInput input;
+    input.records = read_query_records(flags.path);
+    std::optional<PartialDate> default_cutoff;
+    if (!flags.cutoff.empty()) default_cutoff = parse_cutoff(flags.cutoff);
+    std::vector<std::int64_t> global_rows;
+    std::size_t global_unknown = 0;
+    for (const auto& id : split_ids(flags.exclude)) {
+        if (auto row = corpus.find_row(id)) global_rows.push_back(static_cast<std::int64_t>(*row));
+        else ++global_unknown;
+    }
+    for (const QueryRecord& r : input.records) {
+        const std::optional<PartialDate> cutoff = r.date ? r.date : default_cutoff;
+        input.row_limit.push_back(cutoff ? corpus.rows_through(*cutoff) : corpus.size());
+        input.cutoff.push_back(cutoff ? cutoff->text() : "");
+        std::vector<std::int64_t> rows = global_rows;
+        std::size_t unknown = global_unknown;
+        for (const auto& id : r.exclude) {
+            if (auto row = corpus.find_row(id)) rows.push_back(static_cast<std::int64_t>(*row));
+            else ++unknown;
+        }
+        if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
+        input.excluded.add(rows);
+        input.unknown_excluded.push_back(unknown);
+    }
+    return input;
+}
+
+/// The text BM25 and the rewriters read: the record's title and text, or, for a record without
+/// text that names a corpus paper, that paper's title and abstract.
+std::string query_text(const Corpus& corpus, const QueryRecord& r, const std::string& path) {
+    if (r.has_text()) return embedding_text(r.title, r.text);
+    if (const auto row = corpus.find_row(r.id)) {
+        const Paper p = corpus.paper(*row);
+        return embedding_text(p.title, p.abstract);
+    }
+    throw InputError(path, r.line, "query '" + r.id + "' has no text and is not the id of a corpus paper");
+}
+
+Ranking truncated(const Ranking& r, std::size_t k) {
+    Ranking t = r;
+    if (t.rows.size() > k) {
+        t.rows.resize(k);
+        t.scores.resize(k);
+    }
+    return t;
+}
+
+/// One rewriting mode (--expand or --hyde) over the rewrites file.
+struct RewriteMode {
+    std::string tag;          ///< "expand" | "hyde"
+    std::size_t n = 0;        ///< rewrites per query
+    bool include_original;    ///< expansion fuses the question too; HyDE only its abstracts
+};
+
+class Retrieval {
+public:
+    /// `rewriting`: some query texts are rewritten (their rankings are fused).
+    Retrieval(const Corpus& corpus, const RetrieveArgs& args, std::vector<std::string> methods, bool rewriting)
+        : corpus_(corpus), args_(args), methods_(std::move(methods)) {
+        bool fusing = rewriting;
+        for (const auto& m : methods_) {
+            need_dense_ = need_dense_ || m != "bm25";
+            need_bm25_ = need_bm25_ || m != "dense";
+            fusing = fusing || m == "hybrid";
+        }
+        // Rankings that are only cut to k need no more than k rows; fused ones go deeper.
+        depth_ = fusing ? std::max(args.k, std::min(args.fusion_depth, SearchBackend::max_k)) : args.k;
+        if (need_bm25_) bm25_.emplace(corpus.dir());
+        if (need_dense_) {
+            backend_ = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
+        }
+    }
+
+    bool need_dense() const { return need_dense_; }
+
+    /// Rankings of queries [begin, end) by method tag, each cut to k.
+    std::vector<std::map<std::string, Ranking>> rank(const QueryInput& input, std::size_t begin, std::size_t end,
+                                                     const std::vector<std::string>& texts,
+                                                     const std::map<std::string, QueryRewrites>& rewrites,
+                                                     const std::vector<RewriteMode>& modes) {
+        std::vector<Ranking> dense;
+        if (need_dense_)
+            dense = dense_rankings(*backend_, VectorView::of(corpus_.vectors()), query_slice(input, begin, end), depth_);
+        std::vector<std::map<std::string, Ranking>> out(end - begin);
+        for (std::size_t i = begin; i < end; ++i) {
+            const std::size_t local = i - begin;
+            const std::span<const std::int64_t> excluded(input.excluded.begin(i), input.excluded.size(i));
+            Ranking bm25;
+            if (need_bm25_) bm25 = bm25_->rank(texts[i], input.row_limit[i], excluded, depth_);
+            for (const auto& m : methods_) {
+                if (m == "dense") out[local][m] = truncated(dense[local], args_.k);
+                if (m == "bm25") out[local][m] = truncated(bm25, args_.k);
+                if (m == "hybrid") {
+                    const std::vector<Ranking> both{dense[local], bm25};
+                    out[local][m] = reciprocal_rank_fusion(both, args_.k);
+                }
+            }
+            for (const RewriteMode& mode : modes) {
+                const auto it = rewrites.find(input.records[i].id);
+                ListRewriter rewriter(mode.tag, it == rewrites.end() ? std::vector<std::string>{}
+                                                 : (mode.tag == "hyde" ? it->second.hyde : it->second.expand));
+                const std::vector<std::string> variants =
+                    rewritten_texts(rewriter, texts[i], mode.n, mode.include_original);
+                const auto vectors = embed_texts(variants);
+                for (const auto& m : methods_) {
+                    std::size_t v = 0;
+                    const auto rank_text = [&](const std::string& text) {
+                        std::vector<Ranking> rankings;
+                        if (m != "bm25") rankings.push_back(dense_one(input, i, vectors, v));
+                        if (m != "dense") rankings.push_back(bm25_->rank(text, input.row_limit[i], excluded, depth_));
+                        ++v;
+                        return rankings;
+                    };
+                    out[local][m + "+" + mode.tag] = fuse_texts(variants, rank_text, args_.k);
+                }
+            }
+        }
+        return out;
+    }
+
+private:
+    std::vector<float> embed_texts(const std::vector<std::string>& texts) {
+        if (!need_dense_ || texts.empty()) return {};
+        if (!embedder_) {
+            EmbedderFlags flags = args_.queries.embedder;
+            flags.threads = args_.queries.threads;
+            embedder_ = embedder_for_corpus(corpus_, flags);
+        }
+        return embedder_->embed(texts);
+    }
+
+    Ranking dense_one(const QueryInput& input, std::size_t i, const std::vector<float>& vectors, std::size_t v) {
+        const std::size_t dim = corpus_.manifest().dim;
+        if (vectors.size() < (v + 1) * dim)
+            throw UsageError("the encoder made vectors of another dimension than the corpus's " + std::to_string(dim));
+        SearchQueries q;
+        q.vectors = vectors.data() + v * dim;
+        q.n_queries = 1;
+        q.dim = dim;
+        q.row_limit = {input.row_limit[i]};
+        q.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
+        return dense_rankings(*backend_, VectorView::of(corpus_.vectors()), q, depth_)[0];
+    }
+
+    const Corpus& corpus_;
+    const RetrieveArgs& args_;
+    std::vector<std::string> methods_;
+    bool need_dense_ = false, need_bm25_ = false;
+    std::size_t depth_ = 0;
+    std::optional<Bm25Index> bm25_;
+    std::unique_ptr<SearchBackend> backend_;
+    std::unique_ptr<Embedder> embedder_;
+};
+
+std::vector<RewriteMode> rewrite_modes(const RetrieveArgs& args) {
+    std::vector<RewriteMode> modes;
+    if (args.expand == 0 && args.hyde == 0) {
+        if (!args.llm.empty() || !args.rewrites.empty())
+            throw UsageError("--llm and --rewrites go with --expand N or --hyde N");
+        return modes;
+    }
+    if (!args.llm.empty())
+        throw UsageError("--llm: the LLM client is not available in this build yet; give rewrites made elsewhere with "
+                         "--rewrites FILE");
+    if (args.rewrites.empty())
+        throw UsageError("--expand and --hyde need rewrites: --rewrites FILE (the LLM client, --llm, is not available "
+                         "in this build yet)");
+    if (args.expand > 0) modes.push_back({"expand", args.expand, true});
+    if (args.hyde > 0) modes.push_back({"hyde", args.hyde, false});
+    return modes;
+}
+
+std::string trec_lines(const std::string& qid, const std::string& tag, const Ranking& ranking, const Corpus& corpus) {
+    std::string text;
+    char score[64];
+    for (std::size_t r = 0; r < ranking.size(); ++r) {
+        std::snprintf(score, sizeof score, "%.9g", ranking.scores[r]);
+        text += qid + " Q0 " + corpus.id_and_title(static_cast<std::size_t>(ranking.rows[r])).first + " " +
+                std::to_string(r + 1) + " " + score + " " + tag + "\n";
+    }
+    return text;
+}
+
+int run_retrieve(const RetrieveArgs& args) {
+    const std::vector<std::string> methods = parse_methods(args.methods);
+    const std::vector<RewriteMode> modes = rewrite_modes(args);
+    if (args.out.empty() && args.jsonl.empty()) throw UsageError("give --out FILE (and/or --jsonl FILE)");
+    const Corpus corpus = Corpus::open(args.corpus);
+    Retrieval retrieval(corpus, args, methods, !modes.empty());
+    const QueryInput input =
+        retrieval.need_dense() ? load_queries(corpus, args.queries, "queries") : load_text_queries(corpus, args.queries);
+    const std::size_t n = input.records.size();
+    const bool from_npy = ends_with(args.queries.path, ".npy");
+    std::vector<std::string> texts(n);
+    const bool need_text = methods != std::vector<std::string>{"dense"} || !modes.empty();
+    if (need_text) {
+        if (from_npy) throw UsageError("BM25, hybrid and rewrites need query text; a .npy query file has none");
+        for (std::size_t i = 0; i < n; ++i) texts[i] = query_text(corpus, input.records[i], args.queries.path);
+    }
+    const std::map<std::string, QueryRewrites> rewrites =
+        args.rewrites.empty() ? std::map<std::string, QueryRewrites>{} : read_rewrites_file(args.rewrites);
+
+    std::vector<std::string> tags = methods;
+    for (const RewriteMode& mode : modes)
+        for (const auto& m : methods) tags.push_back(m + "+" + mode.tag);
+
+    std::unique_ptr<AtomicFile> trec, jsonl;
+    const std::string jsonl_path = !args.jsonl.empty() ? args.jsonl : (ends_with(args.out, ".jsonl") ? args.out : "");
+    const std::string trec_path = ends_with(args.out, ".jsonl") ? "" : args.out;
+    if (!trec_path.empty()) trec = std::make_unique<AtomicFile>(trec_path);
+    if (!jsonl_path.empty()) jsonl = std::make_unique<AtomicFile>(jsonl_path);
+    host::ProgressBar bar("retrieve", "queries", args.queries.quiet);
+    std::size_t n_empty = 0, n_short = 0;
+    for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
+        const std::size_t end = std::min(n, begin + queries_per_batch);
+        const auto ranked = retrieval.rank(input, begin, end, texts, rewrites, modes);
+        std::string trec_text, jsonl_text;
+        for (std::size_t i = begin; i < end; ++i) {
+            const auto& by_tag = ranked[i - begin];
+            const std::string& qid = input.records[i].id;
+            nlohmann::ordered_json results = nlohmann::ordered_json::object();
+            bool any_short = false, all_empty = true;
+            for (const auto& tag : tags) {
+                const Ranking& r = by_tag.at(tag);
+                any_short = any_short || r.size() < args.k;
+                all_empty = all_empty && r.size() == 0;
+                if (trec) trec_text += trec_lines(qid, tag, r, corpus);
+                if (jsonl) {
+                    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+                    for (std::size_t j = 0; j < r.size(); ++j) {
+                        const auto row = static_cast<std::size_t>(r.rows[j]);
+                        auto [id, title] = corpus.id_and_title(row);
+                        list.push_back({{"id", id}, {"row", row}, {"rank", j + 1}, {"score", r.scores[j]}, {"title", title}});
+                    }
+                    results[tag] = list;
+                }
+            }
+            n_empty += all_empty;
+            n_short += any_short;
+            if (jsonl) {
+                nlohmann::ordered_json line;
+                line["query"] = qid;
+                line["cutoff"] = input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.cutoff[i]);
+                line["searchable"] = input.row_limit[i];
+                line["results"] = results;
+                jsonl_text += line.dump() + "\n";
+            }
+        }
+        if (trec) trec->write(trec_text.data(), trec_text.size());
+        if (jsonl) jsonl->write(jsonl_text.data(), jsonl_text.size());
+        bar.update(end, n);
+    }
+    if (trec) trec->commit();
+    if (jsonl) jsonl->commit();
+    bar.finish();
+    if (n_empty > 0)
+        std::fprintf(stderr, "novelty: note: %s found nothing (no searchable paper before the cutoff, or no matching term)\n",
+                     queries_count(n_empty).c_str());
+    if (n_short > n_empty)
+        std::fprintf(stderr, "novelty: note: %s had fewer than %zu results for some method\n",
+                     queries_count(n_short - n_empty).c_str(), args.k);
+    if (trec) std::fprintf(stderr, "novelty: wrote the run of %s (%zu methods) to %s\n", queries_count(n).c_str(), tags.size(), trec_path.c_str());
+    if (jsonl) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), jsonl_path.c_str());
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_retrieve_command(CLI::App& app, int& exit_code) {
+    auto args = std::make_shared<RetrieveArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "retrieve", "Retrieve prior papers for each query among those published on or before its cutoff date: dense, "
+                    "BM25 and their reciprocal-rank fusion, written as a TREC run and/or JSON Lines");
+    cmd->add_option("--corpus", args->corpus, "Corpus directory (vectors needed for dense and hybrid)")->required();
+    cmd->add_option("--queries", args->queries.path,
+                    "Queries: .jsonl with an \"id\", \"title\"/\"text\" and an optional \"date\" cutoff and "
+                    "\"exclude\" ids per line (a record without text whose id is a corpus paper uses that paper)")
+        ->required();
+    cmd->add_option("--vectors", args->queries.vectors,
+                    "N x D .npy holding the vector of each query line (default: embed the text)");
+    cmd->add_option("--methods", args->methods, "Comma-separated: dense, bm25, hybrid (default all three)");
+    cmd->add_option("--k", args->k, "Results per query and method, 1-2048 (default 100)")
+        ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
+    cmd->add_option("--fusion-depth", args->fusion_depth,
+                    "Rows of each ranking fed to reciprocal-rank fusion (default 1000; at least --k, at most 2048)")
+        ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
+    cmd->add_option("--cutoff", args->queries.cutoff,
+                    "Cutoff for queries without their own \"date\" (default: the whole corpus)");
+    cmd->add_option("--exclude", args->queries.exclude, "Comma-separated paper ids left out for every query");
+    cmd->add_option("--out", args->out, "Write the TREC run here (qid Q0 docid rank score tag; tag = method), or "
+                                        "JSON Lines when the name ends in .jsonl");
+    cmd->add_option("--jsonl", args->jsonl, "Also write JSON Lines with titles here (one line per query)");
+    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions");
+    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts");
+    cmd->add_option("--rewrites", args->rewrites,
+                    "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}");
+    cmd->add_option("--llm", args->llm, "OpenAI-compatible base URL for rewriting (not available in this build yet)");
+    cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)");
+    add_device_flags(cmd, args->device);
+    add_embedder_flags(*cmd, args->queries.embedder);
+    cmd->add_flag("-q,--quiet", args->queries.quiet, "No progress on stderr");
+    cmd->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_retrieve(*args); }); });
+}
+
+}  // namespace novelty::cli
