@@ -430,6 +430,7 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
     auroc_cmd->add_option("--out", args->out, "Also write the JSON to this file (atomically)");
     auroc_cmd->add_option("--plot", args->plot, "Write an SVG of the score distributions per method and group");
     auroc_cmd->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_auroc(*args); }); });
+    add_eval_claimnov_command(*eval, exit_code);
 }
 
 }  // namespace novelty::cli

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
     add_search_commands(app, exit_code);
     add_eval_commands(app, exit_code);
     add_score_command(app, exit_code);
+    add_claims_command(app, exit_code);
     add_info_command(app, exit_code);
     try {
         app.parse(argc, argv);
