@@ -33,6 +33,10 @@ void add_eval_retrieval_command(CLI::App& eval, int& exit_code);
 void add_score_command(CLI::App& app, int& exit_code);
 /// `novelty retrieve`: date-cutoff retrieval (tools/cmd_retrieve.cpp).
 void add_retrieve_command(CLI::App& app, int& exit_code);
+/// `novelty claims` (ClaimNov).
+void add_claims_command(CLI::App& app, int& exit_code);
+/// `eval claimnov`, under the `eval` group.
+void add_eval_claimnov_command(CLI::App& eval, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty serve`: the HTTP API.

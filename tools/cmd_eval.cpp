@@ -431,6 +431,7 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
     auroc_cmd->add_option("--plot", args->plot, "Write an SVG of the score distributions per method and group");
     auroc_cmd->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_auroc(*args); }); });
     add_eval_retrieval_command(*eval, exit_code);
+    add_eval_claimnov_command(*eval, exit_code);
 }
 
 }  // namespace novelty::cli

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     add_eval_commands(app, exit_code);
     add_score_command(app, exit_code);
     add_retrieve_command(app, exit_code);
+    add_claims_command(app, exit_code);
     add_info_command(app, exit_code);
     add_serve_command(app, exit_code);
     try {

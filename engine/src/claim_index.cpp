@@ -1,0 +1,62 @@
+#include "novelty/claim_index.hpp"
+
+#include "novelty/error.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace novelty {
+
+namespace {
+
+bool excluded_row(std::size_t row, const std::vector<std::int64_t>& excluded) {
+    return std::find(excluded.begin(), excluded.end(), static_cast<std::int64_t>(row)) != excluded.end();
+}
+
+}  // namespace
+
+ClaimIndex::ClaimIndex(std::vector<IndexedClaim> claims, std::vector<float> vectors, std::size_t dim)
+    : claims_(std::move(claims)), vectors_(std::move(vectors)), dim_(dim) {
+    if (vectors_.size() != claims_.size() * dim_)
+        throw UsageError("claim index: " + std::to_string(claims_.size()) + " claims need " +
+                         std::to_string(claims_.size() * dim_) + " vector values, got " + std::to_string(vectors_.size()));
+    if (dim_ == 0 && !claims_.empty()) throw UsageError("claim index: dimension 0");
+    for (std::size_t i = 0; i < claims_.size(); ++i)
+        by_dimension_[static_cast<std::size_t>(claims_[i].dimension)].push_back(i);
+}
+
+std::size_t ClaimIndex::papers_with_claims(ClaimDimension dimension, std::size_t row_limit,
+                                           const std::vector<std::int64_t>& excluded) const {
+    std::unordered_set<std::size_t> papers;
+    for (std::size_t i : by_dimension_[static_cast<std::size_t>(dimension)]) {
+        const std::size_t row = claims_[i].paper_row;
+        if (row < row_limit && !excluded_row(row, excluded)) papers.insert(row);
+    }
+    return papers.size();
+}
+
+std::vector<ClaimHit> ClaimIndex::search(const float* query, ClaimDimension dimension, std::size_t k,
+                                         std::size_t row_limit, const std::vector<std::int64_t>& excluded) const {
+    if (k == 0) return {};
+    std::vector<ClaimHit> hits;
+    for (std::size_t i : by_dimension_[static_cast<std::size_t>(dimension)]) {
+        const std::size_t row = claims_[i].paper_row;
+        if (row >= row_limit || excluded_row(row, excluded)) continue;
+        const float* v = vectors_.data() + i * dim_;
+        double dot = 0;
+        for (std::size_t d = 0; d < dim_; ++d) dot += static_cast<double>(query[d]) * v[d];
+        hits.push_back({i, static_cast<float>(dot)});
+    }
+    std::sort(hits.begin(), hits.end(), [](const ClaimHit& a, const ClaimHit& b) {
+        return a.sim != b.sim ? a.sim > b.sim : a.claim < b.claim;
+    });
+    std::vector<ClaimHit> out;
+    std::unordered_set<std::size_t> seen_papers;
+    for (const ClaimHit& hit : hits) {
+        if (out.size() == k) break;
+        if (seen_papers.insert(claims_[hit.claim].paper_row).second) out.push_back(hit);
+    }
+    return out;
+}
+
+}  // namespace novelty

@@ -1,0 +1,135 @@
+// novelty claims offline on a tiny corpus (no network), its resume, and novelty eval claimnov
+// reproducing the paper's ClaimNov row from result and label files.
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+using novelty::test::run_cli;
+using novelty::test::shell_quote;
+using novelty::test::TempDir;
+using json = nlohmann::json;
+
+namespace {
+
+std::vector<json> lines_of(const std::string& path) {
+    std::vector<json> out;
+    std::istringstream in(novelty::test::read_file(path));
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+}
+
+}  // namespace
+
+TEST(ClaimsCli, RunsOfflineOnATinyCorpusAndLabelsTheApproximation) {
+    TempDir tmp;
+    std::string papers;
+    const char* topics[] = {"graph neural networks for molecules", "speech recognition in noisy rooms",
+                            "reinforcement learning for robot grasping", "protein structure prediction",
+                            "image segmentation of satellite photos", "machine translation for low-resource languages"};
+    for (int i = 0; i < 6; ++i)
+        papers += json{{"id", "p" + std::to_string(i)},
+                       {"title", std::string("A study of ") + topics[i]},
+                       {"abstract", std::string("We propose a new method for ") + topics[i] +
+                                        ". We release a benchmark dataset for it. Our approach outperforms baselines by 5%."},
+                       {"year", 2010 + i}}
+                      .dump() +
+                  "\n";
+    novelty::test::write_file(tmp.file("papers.jsonl"), papers);
+    const std::string corpus = tmp.file("c");
+    ASSERT_EQ(run_cli("corpus import -q --in " + shell_quote(tmp.file("papers.jsonl")) + " --out " + shell_quote(corpus)).exit_code, 0);
+    auto r = run_cli("corpus embed -q " + shell_quote(corpus));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    novelty::test::write_file(
+        tmp.file("proposals.jsonl"),
+        json{{"id", "copy"}, {"title", "A study of protein structure prediction"},
+             {"text", "We propose a new method for protein structure prediction. We release a benchmark dataset for it."}}
+                .dump() +
+            "\n" +
+            json{{"id", "hidden"}, {"title", "A study of protein structure prediction"},
+                 {"text", "We propose a new method for protein structure prediction."}, {"exclude", {"p3"}}}
+                .dump() +
+            "\n" + json{{"id", "early"}, {"title", "Cooking"}, {"text", "We propose a recipe for bread."}, {"date", "2011"}}.dump() +
+            "\n");
+    const std::string out = tmp.file("claims.jsonl");
+    const std::string base = "claims -q --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("proposals.jsonl"));
+    r = run_cli(base + " --out " + shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = lines_of(out);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[0]["id"], "copy");
+    for (const auto& j : lines) {
+        EXPECT_EQ(j["approximate"], true);
+        EXPECT_EQ(j["verdict"]["judge"], "offline-approx");
+        EXPECT_EQ(j["stages"]["grader"], "offline-approx");
+        ASSERT_FALSE(j["claims"].empty());
+        EXPECT_GE(j["novelty"].get<double>(), 0.0);
+        EXPECT_LE(j["novelty"].get<double>(), 1.0);
+    }
+    EXPECT_EQ(lines[0]["verdict"]["decision"], "fail");
+    EXPECT_EQ(lines[0]["verdict"]["source"], "p3");
+    for (const auto& c : lines[1]["claims"])
+        for (const auto& cand : c["candidates"]) EXPECT_NE(cand["paper"], "p3");
+    EXPECT_EQ(lines[2]["provenance"]["cutoff"], "2011");
+    for (const auto& c : lines[2]["claims"])
+        for (const auto& cand : c["candidates"]) EXPECT_TRUE(cand["paper"] == "p0" || cand["paper"] == "p1") << cand;
+    EXPECT_TRUE(std::filesystem::exists(corpus + "/cache/claims.sqlite"));
+
+    // An interrupted run (a partial file holding the first record) resumes with the rest.
+    novelty::test::write_file(out + ".partial", lines[0].dump() + "\n{\"id\": \"hidd");
+    EXPECT_EQ(run_cli(base + " --out " + shell_quote(out)).exit_code, 2);  // needs --resume
+    r = run_cli("claims --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("proposals.jsonl")) +
+                " --resume --out " + shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("1 from an earlier run"), std::string::npos) << r.err;
+    const auto resumed = lines_of(out);
+    ASSERT_EQ(resumed.size(), 3u);
+    EXPECT_EQ(resumed[0], lines[0]);
+    EXPECT_EQ(resumed[1]["id"], "hidden");
+
+    // A proposal without text is an input error naming the line.
+    novelty::test::write_file(tmp.file("bad.jsonl"), "{\"id\": \"a\", \"title\": \"t\"}\n{\"id\": \"b\"}\n");
+    r = run_cli("claims -q --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("bad.jsonl")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("bad.jsonl:2"), std::string::npos) << r.err;
+}
+
+TEST(EvalClaimNovCli, ReproducesThePapersRowFromFiles) {
+    TempDir tmp;
+    std::string results, labels;
+    auto add = [&](const std::string& id, const std::string& set, bool fail, const std::string& named) {
+        results += json{{"id", id}, {"novelty", 0.5}, {"claims", json::array()},
+                        {"verdict", {{"decision", fail ? "fail" : "pass"}, {"source", named.empty() ? json(nullptr) : json(named)},
+                                     {"established", json::array()}, {"rationale", ""}, {"judge", "rule"}}}}
+                       .dump() +
+                   "\n";
+        labels += json{{"id", id}, {"set", set}, {"source", set == "later_realized" ? json(nullptr) : json("S")}}.dump() + "\n";
+    };
+    for (int i = 0; i < 380; ++i) add("d" + std::to_string(i), "disguised", i < 367, i < 366 ? "S" : (i < 367 ? "X" : ""));
+    for (int i = 0; i < 380; ++i) add("o" + std::to_string(i), "source_out", i < 18, "");
+    for (int i = 0; i < 400; ++i) add("l" + std::to_string(i), "later_realized", i < 6, "");
+    novelty::test::write_file(tmp.file("r.jsonl"), results);
+    novelty::test::write_file(tmp.file("l.jsonl"), labels);
+    const auto r = run_cli("eval claimnov --json --results " + shell_quote(tmp.file("r.jsonl")) + " --labels " +
+                           shell_quote(tmp.file("l.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["disguised"]["caught"], 367);
+    EXPECT_EQ(j["disguised"]["named"], 366);
+    EXPECT_EQ(j["source_out"]["rejected"], 18);
+    EXPECT_NEAR(j["later_realized"]["rate"].get<double>(), 0.015, 1e-12);
+    EXPECT_NEAR(j["j"].get<double>(), 0.95, 0.005);
+    EXPECT_NEAR(j["delta"].get<double>(), 0.92, 0.005);
+    const auto table = run_cli("eval claimnov --results " + shell_quote(tmp.file("r.jsonl")) + " --labels " +
+                               shell_quote(tmp.file("l.jsonl")));
+    EXPECT_NE(table.out.find("+0.95"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("+0.92"), std::string::npos) << table.out;
+    novelty::test::write_file(tmp.file("bad.jsonl"), "{\"id\": \"d1\", \"set\": \"weird\"}\n");
+    const auto bad = run_cli("eval claimnov --results " + shell_quote(tmp.file("r.jsonl")) + " --labels " +
+                             shell_quote(tmp.file("bad.jsonl")));
+    EXPECT_EQ(bad.exit_code, 3);
+    EXPECT_NE(bad.err.find("bad.jsonl:1"), std::string::npos) << bad.err;
+}

@@ -1,0 +1,351 @@
+// novelty claims: the ClaimNov check (docs/claimnov.md). Typed claims of each proposal, per-claim
+// retrieval of pool claims, graded entailment, N(P) and a verdict, through an OpenAI-compatible
+// LLM or fully offline (an approximation, labelled as such in every record).
+#include "cli_common.hpp"
+#include "embedder_choice.hpp"
+#include "query_input.hpp"
+
+#include "novelty/corpus.hpp"
+#include "novelty/error.hpp"
+#include "novelty/query_records.hpp"
+#include "novelty_host/chat_client.hpp"
+#include "novelty_host/claimnov_pipeline.hpp"
+#include "novelty_host/progress.hpp"
+#include "novelty_host/resumable_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace novelty::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+struct ClaimsArgs {
+    std::string corpus;
+    std::string proposals;
+    std::string pool;
+    std::string cutoff;
+    std::string exclude;
+    std::string llm = "offline";
+    std::string llm_model;
+    std::string llm_key;
+    std::string judge = "rule";
+    std::string judge_model;
+    std::size_t concurrency = 8;
+    bool concurrency_given = false;
+    double timeout = 120;
+    int retries = 5;
+    std::string cache;
+    std::string claims_cache;
+    std::size_t window = 64;
+    double threshold = 0.5;
+    bool resume = false;
+    std::string out;
+    EmbedderFlags embedder;
+    bool quiet = false;
+};
+
+/// Pool paper ids from a file: one id per line, or JSON Lines records with an "id".
+std::vector<std::pair<std::string, std::size_t>> read_pool_ids(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "cannot open the file");
+    std::vector<std::pair<std::string, std::size_t>> ids;
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        const auto b = line.find_first_not_of(" \t\r");
+        if (b == std::string::npos) continue;
+        const std::string text = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+        if (text[0] == '{') {
+            nlohmann::json record;
+            try {
+                record = nlohmann::json::parse(text);
+            } catch (const nlohmann::json::parse_error&) {
+                throw InputError(path, n, "malformed JSON");
+            }
+            const auto it = record.find("id");
+            if (it == record.end() || !(it->is_string() || it->is_number_integer()))
+                throw InputError(path, n, "the record has no \"id\"");
+            ids.emplace_back(it->is_string() ? it->get<std::string>() : std::to_string(it->get<long long>()), n);
+        } else {
+            ids.emplace_back(text, n);
+        }
+    }
+    if (ids.empty()) throw InputError(path, 0, "the pool file names no paper");
+    return ids;
+}
+
+/// Opens the claim store at `path`, or in memory (with a warning) when it cannot be written.
+std::unique_ptr<host::PoolClaimStore> open_store(const std::string& path, bool given) {
+    try {
+        if (!given) fs::create_directories(fs::path(path).parent_path());
+        return std::make_unique<host::PoolClaimStore>(path);
+    } catch (const std::exception& e) {
+        if (given) throw;
+        std::fprintf(stderr,
+                     "novelty: warning: cannot write the pool claim cache %s (%s); pool claims are kept in memory "
+                     "for this run only (give --claims-cache PATH to keep them)\n",
+                     path.c_str(), e.what());
+        return std::make_unique<host::PoolClaimStore>(":memory:");
+    }
+}
+
+bool writable_dir(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return false;
+    const std::string probe = dir + "/.write-probe";
+    std::ofstream f(probe);
+    const bool ok = static_cast<bool>(f);
+    f.close();
+    fs::remove(probe, ec);
+    return ok;
+}
+
+std::unique_ptr<host::ChatClient> make_client(const ClaimsArgs& a, const std::string& url, const std::string& model,
+                                              const std::string& cache) {
+    host::ChatClientOptions o;
+    o.base_url = url;
+    o.model = model;
+    o.api_key = a.llm_key;
+    o.concurrency = a.concurrency;
+    o.timeout_seconds = a.timeout;
+    o.max_retries = a.retries;
+    o.cache_path = cache;
+    return std::make_unique<host::ChatClient>(host::chat_options_from_env(o, a.concurrency_given));
+}
+
+int run_claims(const ClaimsArgs& a) {
+    const Corpus corpus = Corpus::open(a.corpus);
+    const std::vector<QueryRecord> records = read_query_records(a.proposals);
+    for (const QueryRecord& r : records)
+        if (!r.has_text()) throw InputError(a.proposals, r.line, "proposal '" + r.id + "' has no \"title\" or \"text\"");
+    std::optional<PartialDate> cutoff;
+    if (!a.cutoff.empty()) cutoff = parse_cutoff(a.cutoff);
+    const std::vector<std::string> global_exclude = split_ids(a.exclude);
+
+    // Per proposal: visible row prefix and excluded rows.
+    std::vector<host::PipelineProposal> proposals;
+    std::vector<ordered_json> provenance;
+    std::size_t max_limit = 0;
+    for (const QueryRecord& r : records) {
+        host::PipelineProposal p;
+        p.id = r.id;
+        p.text = {"", r.title, r.text};
+        std::string cutoff_text;
+        if (r.date) {
+            p.row_limit = corpus.rows_through(*r.date);
+            cutoff_text = r.date->text();
+        } else if (cutoff) {
+            p.row_limit = corpus.rows_through(*cutoff);
+            cutoff_text = a.cutoff;
+        } else {
+            p.row_limit = corpus.size();
+        }
+        ordered_json excluded = ordered_json::array();
+        std::vector<std::string> ids = global_exclude;
+        ids.insert(ids.end(), r.exclude.begin(), r.exclude.end());
+        if (corpus.find_row(r.id)) ids.push_back(r.id);
+        for (const std::string& id : ids) {
+            excluded.push_back(id);
+            if (auto row = corpus.find_row(id)) p.excluded_rows.push_back(static_cast<std::int64_t>(*row));
+        }
+        max_limit = std::max(max_limit, p.row_limit);
+        provenance.push_back({{"cutoff", cutoff_text.empty() ? ordered_json(nullptr) : ordered_json(cutoff_text)},
+                              {"excluded", excluded}});
+        proposals.push_back(std::move(p));
+    }
+
+    // The pool: the --pool papers, else every paper any proposal can see.
+    std::vector<host::PoolPaper> pool;
+    if (!a.pool.empty()) {
+        std::set<std::size_t> rows;
+        for (const auto& [id, line] : read_pool_ids(a.pool)) {
+            const auto row = corpus.find_row(id);
+            if (!row) throw InputError(a.pool, line, "paper '" + id + "' is not in the corpus " + corpus.dir());
+            rows.insert(*row);
+        }
+        for (std::size_t row : rows) {
+            const Paper p = corpus.paper(row);
+            pool.push_back({row, p.id, p.title, p.abstract});
+        }
+    } else {
+        for (std::size_t row = 0; row < max_limit; ++row) {
+            const Paper p = corpus.paper(row);
+            pool.push_back({row, p.id, p.title, p.abstract});
+        }
+    }
+
+    // Caches live with the corpus when it is writable.
+    const std::string cache_dir = corpus.dir() + "/cache";
+    const bool cache_writable = writable_dir(cache_dir);
+    const std::string claims_cache = !a.claims_cache.empty() ? a.claims_cache : cache_dir + "/claims.sqlite";
+    auto store = open_store(claims_cache, !a.claims_cache.empty());
+    std::string response_cache = a.cache == "none" ? "" : a.cache;
+    if (a.cache.empty()) {
+        if (cache_writable) response_cache = cache_dir + "/llm_responses.sqlite";
+        else if (a.llm != "offline" || a.judge != "rule")
+            std::fprintf(stderr, "novelty: warning: %s is read-only; LLM answers are not cached (give --cache PATH)\n",
+                         cache_dir.c_str());
+    }
+
+    // Stages.
+    std::unique_ptr<host::ChatClient> llm_client, judge_client;
+    std::unique_ptr<host::ClaimExtractor> extractor;
+    std::unique_ptr<host::EntailmentGrader> grader;
+    std::unique_ptr<host::VerdictJudge> judge;
+    if (a.llm == "offline") {
+        extractor = host::make_offline_extractor();
+        grader = host::make_offline_grader();
+    } else {
+        llm_client = make_client(a, a.llm == "env" ? "" : a.llm, a.llm_model, response_cache);
+        extractor = host::make_llm_extractor(*llm_client);
+        grader = host::make_llm_grader(*llm_client);
+    }
+    const bool approximate = extractor->approximate() || grader->approximate();
+    if (a.judge == "rule") {
+        judge = host::make_rule_judge(approximate ? host::offline_label : "rule");
+    } else if (a.judge == "llm") {
+        if (!llm_client) throw UsageError("--judge llm needs --llm URL (or give the judge's own URL)");
+        judge = host::make_llm_judge(*llm_client);
+    } else {
+        judge_client = make_client(a, a.judge, a.judge_model.empty() ? a.llm_model : a.judge_model, response_cache);
+        judge = host::make_llm_judge(*judge_client);
+    }
+
+    auto embedder = embedder_for_corpus(corpus, a.embedder);
+    host::PipelineOptions options;
+    options.window = a.window;
+    options.params.rule_novelty_threshold = a.threshold;
+    options.cancel = [&] {
+        if (llm_client) llm_client->cancel();
+        if (judge_client) judge_client->cancel();
+    };
+    host::ClaimNovPipeline pipeline(*extractor, *grader, *judge, *embedder, options);
+
+    host::ProgressBar pool_bar("pool claims", "papers", a.quiet);
+    const host::PoolStats stats =
+        pipeline.prepare_pool(std::move(pool), *store, [&](std::size_t done, std::size_t total) { pool_bar.update(done, total); });
+    pool_bar.finish();
+    if (!a.quiet)
+        std::fprintf(stderr, "novelty: pool: %s, %s (%s extracted now, %s embedded now)\n",
+                     count_of(stats.papers, "paper").c_str(), count_of(stats.claims, "claim").c_str(),
+                     thousands(stats.extracted_now).c_str(), thousands(stats.embedded_now).c_str());
+    if (stats.failed > 0) {
+        std::fprintf(stderr, "novelty: warning: claim extraction failed for %s (they count as having no claims; a rerun retries them)\n",
+                     count_of(stats.failed, "pool paper").c_str());
+        for (const auto& f : stats.failures) std::fprintf(stderr, "  %s\n", f.c_str());
+    }
+
+    const std::string stage_extractor = extractor->name(), stage_grader = grader->name(), stage_judge = judge->name();
+    const std::string identity = corpus.identity();
+    auto context_of = [&](std::size_t i) {
+        ordered_json ctx;
+        ctx["approximate"] = approximate;
+        ctx["stages"] = {{"extractor", stage_extractor}, {"grader", stage_grader}, {"judge", stage_judge}};
+        ordered_json prov = {{"corpus", identity}, {"embedder", embedder->name()}, {"pool_papers", stats.papers}};
+        for (const auto& [key, value] : provenance[i].items()) prov[key] = value;
+        ctx["provenance"] = prov;
+        return ctx.dump();
+    };
+
+    std::unique_ptr<host::ResumableOutput> output;
+    std::vector<host::PipelineProposal> todo;
+    std::vector<std::size_t> todo_index;
+    if (!a.out.empty()) output = std::make_unique<host::ResumableOutput>(a.out, a.resume);
+    for (std::size_t i = 0; i < proposals.size(); ++i)
+        if (!output || !output->done().count(proposals[i].id)) {
+            todo.push_back(proposals[i]);
+            todo_index.push_back(i);
+        }
+    if (!output) std::printf("%-24s %8s %-8s %s\n", "proposal", "N(P)", "verdict", "source");
+    host::ProgressBar bar("claims", "proposals", a.quiet || a.out.empty());
+    std::size_t n_done = 0, n_failed = 0, n_errors = 0;
+    pipeline.run(todo, [&](const host::ProposalResult& r) {
+        const std::size_t i = todo_index[r.index];
+        if (!r.error.empty()) ++n_errors;
+        else if (r.verdict.fail) ++n_failed;
+        if (output) {
+            output->write(r.id, host::proposal_result_json(r, context_of(i)));
+        } else if (!r.error.empty()) {
+            std::printf("%-24s %8s %-8s %s\n", r.id.substr(0, 24).c_str(), "-", "error", r.error.c_str());
+        } else {
+            std::printf("%-24s %8.3f %-8s %s\n", r.id.substr(0, 24).c_str(), r.novelty.novelty,
+                        r.verdict.fail ? "fail" : "pass", r.verdict.source.value_or("").c_str());
+        }
+        bar.update(++n_done, todo.size());
+    });
+    bar.finish();
+    if (approximate && !a.quiet)
+        std::fprintf(stderr, "novelty: note: offline stages (%s) are an approximation of the LLM method\n", host::offline_label);
+    if (output) {
+        std::vector<std::string> ids;
+        for (const auto& p : proposals) ids.push_back(p.id);
+        output->finish(ids);
+        std::fprintf(stderr, "novelty: judged %s (%s from an earlier run): %s failed, %s with errors, into %s\n",
+                     count_of(proposals.size(), "proposal").c_str(), thousands(proposals.size() - todo.size()).c_str(),
+                     thousands(n_failed).c_str(), thousands(n_errors).c_str(), a.out.c_str());
+    }
+    for (const auto* client : {llm_client.get(), judge_client.get()}) {
+        if (client == nullptr || a.quiet) continue;
+        for (const auto& [stage, u] : client->usage())
+            std::fprintf(stderr, "novelty: llm %s %s: %llu calls, %llu cached, %llu failed, %llu+%llu tokens\n",
+                         client->options().model.c_str(), stage.c_str(), static_cast<unsigned long long>(u.calls),
+                         static_cast<unsigned long long>(u.cache_hits), static_cast<unsigned long long>(u.failures),
+                         static_cast<unsigned long long>(u.prompt_tokens), static_cast<unsigned long long>(u.completion_tokens));
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_claims_command(CLI::App& app, int& exit_code) {
+    auto a = std::make_shared<ClaimsArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "claims", "ClaimNov: typed contribution claims of each proposal, matched per dimension against pool claims, graded "
+                  "1-5, aggregated into a novelty score N(P) and judged pass/fail with the source paper named");
+    cmd->add_option("--corpus", a->corpus, "Corpus directory (its papers are the pool; its embedder embeds claims)")->required();
+    cmd->add_option("--proposals", a->proposals,
+                    "Proposals: .jsonl with \"id\", \"title\", \"text\" and optional \"date\" (cutoff) and \"exclude\" ids")
+        ->required();
+    cmd->add_option("--pool", a->pool, "Pool papers: a file of corpus ids (one per line, or JSON Lines with \"id\"); "
+                                       "default: every paper the proposal's cutoff allows");
+    cmd->add_option("--cutoff", a->cutoff, "Only papers published on or before this date, for proposals without a \"date\"");
+    cmd->add_option("--exclude", a->exclude, "Comma-separated paper ids left out of every proposal's pool");
+    cmd->add_option("--llm", a->llm,
+                    "Extraction and grading: 'offline' (default; heuristic typing and similarity grades, an approximation), "
+                    "the base URL of an OpenAI-compatible server (http://host:8000/v1), or 'env' for $NOVELTY_LLM_BASE_URL");
+    cmd->add_option("--llm-model", a->llm_model, "Model name (default: $NOVELTY_LLM_MODEL)");
+    cmd->add_option("--llm-key", a->llm_key, "API key (default: $NOVELTY_LLM_API_KEY, else $OPENAI_API_KEY)");
+    cmd->add_option("--judge", a->judge,
+                    "Verdict: 'rule' (default; N(P) below --threshold plus a strong match), 'llm' (the --llm server), "
+                    "or another server's base URL");
+    cmd->add_option("--judge-model", a->judge_model, "Model of a --judge URL (default: the --llm-model)");
+    cmd->add_option("--concurrency", a->concurrency, "LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+        ->each([a](const std::string&) { a->concurrency_given = true; });
+    cmd->add_option("--timeout", a->timeout, "Seconds per LLM attempt (default 120)");
+    cmd->add_option("--retries", a->retries, "Retries per LLM call after the first attempt (default 5)");
+    cmd->add_option("--cache", a->cache,
+                    "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");
+    cmd->add_option("--claims-cache", a->claims_cache,
+                    "Pool claim store (SQLite); default CORPUS/cache/claims.sqlite (in memory when the corpus is read-only)");
+    cmd->add_option("--window", a->window, "Proposals in flight at once (default 64)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    cmd->add_option("--threshold", a->threshold, "No-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
+    cmd->add_flag("--resume", a->resume, "Continue an interrupted run: proposals already in OUT.partial are skipped");
+    cmd->add_option("--out", a->out, "Output JSON Lines (written as OUT.partial while running); default: a table on stdout");
+    add_embedder_flags(*cmd, a->embedder);
+    cmd->add_flag("-q,--quiet", a->quiet, "No progress or summary on stderr");
+    cmd->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_claims(*a); }); });
+}
+
+}  // namespace novelty::cli

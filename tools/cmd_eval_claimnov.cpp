@@ -1,0 +1,212 @@
+// novelty eval claimnov: the ClaimNov evaluation of a novelty check's verdicts (docs/claimnov.md):
+// catch rate, named source, rejection after source removal, false alarms, J, Δ, dispute reject
+// rates and hybrid pass-and-name, from `novelty claims` results and a labels file.
+#include "cli_common.hpp"
+
+#include "novelty/atomic_file.hpp"
+#include "novelty/claimnov_eval.hpp"
+#include "novelty/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+
+namespace novelty::cli {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+struct EvalClaimNovArgs {
+    std::string results;
+    std::string labels;
+    bool json = false;
+    std::string out;
+};
+
+/// Each JSON object of a JSON Lines file with its line number; blank lines skipped.
+std::vector<std::pair<json, std::size_t>> read_objects(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, "cannot open the file");
+    std::vector<std::pair<json, std::size_t>> out;
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        json record;
+        try {
+            record = json::parse(line);
+        } catch (const json::parse_error&) {
+            throw InputError(path, n, "malformed JSON");
+        }
+        if (!record.is_object()) throw InputError(path, n, "expected a JSON object");
+        out.emplace_back(std::move(record), n);
+    }
+    return out;
+}
+
+std::string id_of(const json& record, const std::string& path, std::size_t line) {
+    const auto it = record.find("id");
+    if (it != record.end() && it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+    if (it != record.end() && it->is_number_integer()) return std::to_string(it->get<long long>());
+    throw InputError(path, line, "the record has no \"id\"");
+}
+
+std::string optional_string(const json& record, const char* key, const std::string& path, std::size_t line) {
+    const auto it = record.find(key);
+    if (it == record.end() || it->is_null()) return "";
+    if (!it->is_string()) throw InputError(path, line, std::string("\"") + key + "\" must be a string or null");
+    return it->get<std::string>();
+}
+
+ordered_json number_or_null(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+std::string percent(double v) {
+    if (!std::isfinite(v)) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
+    return buf;
+}
+
+std::string signed2(double v) {
+    if (!std::isfinite(v)) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.2f", v);
+    return buf;
+}
+
+int run_eval_claimnov(const EvalClaimNovArgs& a) {
+    // Results: id -> (rejected, attributed paper).
+    struct Judged {
+        bool rejected = false;
+        std::string attributed;
+    };
+    std::map<std::string, Judged> judged;
+    std::size_t unjudged = 0;
+    for (const auto& [record, line] : read_objects(a.results)) {
+        const std::string id = id_of(record, a.results, line);
+        if (record.contains("error")) {
+            ++unjudged;
+            continue;
+        }
+        const auto verdict = record.find("verdict");
+        if (verdict == record.end() || !verdict->is_object())
+            throw InputError(a.results, line, "record '" + id + "' has no \"verdict\" object");
+        const std::string decision = optional_string(*verdict, "decision", a.results, line);
+        if (decision != "pass" && decision != "fail")
+            throw InputError(a.results, line, "record '" + id + "': verdict.decision is '" + decision + "', not pass or fail");
+        Judged j;
+        j.rejected = decision == "fail";
+        j.attributed = optional_string(*verdict, "source", a.results, line);
+        if (j.attributed.empty()) j.attributed = optional_string(record, "attribution", a.results, line);
+        judged[id] = j;
+    }
+
+    std::vector<EvalItem> items;
+    std::size_t missing = 0;
+    for (const auto& [record, line] : read_objects(a.labels)) {
+        const std::string id = id_of(record, a.labels, line);
+        EvalItem item;
+        const std::string set = optional_string(record, "set", a.labels, line);
+        const auto parsed = parse_eval_set(set);
+        if (!parsed)
+            throw InputError(a.labels, line, "\"set\" is '" + set +
+                                                 "'; expected disguised, source_out, later_realized, dispute or hybrid");
+        item.set = *parsed;
+        item.expected_paper = optional_string(record, "source", a.labels, line);
+        item.outcome = optional_string(record, "outcome", a.labels, line);
+        if (!item.outcome.empty() && item.outcome != "accepted" && item.outcome != "rejected")
+            throw InputError(a.labels, line, "\"outcome\" is '" + item.outcome + "'; expected accepted, rejected or null");
+        const auto it = judged.find(id);
+        if (it == judged.end()) {
+            ++missing;
+            continue;
+        }
+        item.rejected = it->second.rejected;
+        item.attributed_paper = it->second.attributed;
+        items.push_back(std::move(item));
+    }
+    if (items.empty()) throw InputError(a.labels, 0, "no labelled id has a judged result in " + a.results);
+
+    const ClaimNovCounts c = count_eval_items(items);
+    const ClaimNovMetrics m = claimnov_metrics(c);
+    ordered_json out;
+    out["disguised"] = {{"n", c.disguised}, {"caught", c.caught}, {"named", c.named},
+                        {"catch_rate", number_or_null(m.catch_rate)}, {"named_rate", number_or_null(m.named_rate)}};
+    out["source_out"] = {{"n", c.source_out}, {"rejected", c.source_out_rejected}, {"rate", number_or_null(m.source_out_rate)}};
+    out["later_realized"] = {{"n", c.later_realized}, {"false_alarms", c.false_alarms},
+                             {"rate", number_or_null(m.false_alarm_rate)}};
+    out["j"] = number_or_null(m.j);
+    out["delta"] = number_or_null(m.delta);
+    out["dispute"] = {{"n", c.dispute},
+                      {"accepted", c.dispute_accepted},
+                      {"reject_accepted", number_or_null(m.reject_accepted)},
+                      {"rejected", c.dispute_rejected},
+                      {"reject_rejected", number_or_null(m.reject_rejected)},
+                      {"name_b", number_or_null(m.dispute_named_rate)},
+                      {"name_b_on_pass", number_or_null(m.dispute_named_on_pass)}};
+    out["hybrid"] = {{"n", c.hybrid}, {"passed", c.hybrid_passed}, {"named", c.hybrid_named},
+                     {"pass_and_named", c.hybrid_pass_and_named}};
+    out["missing_results"] = missing;
+    out["unjudged_results"] = unjudged;
+    const std::string text = out.dump(2);
+    if (!a.out.empty()) {
+        AtomicFile file(a.out);
+        file.write(text.data(), text.size());
+        file.write("\n", 1);
+        file.commit();
+    }
+    if (a.json) {
+        std::printf("%s\n", text.c_str());
+    } else {
+        std::printf("%-34s %s\n", "set / metric", "value");
+        if (c.disguised > 0) {
+            std::printf("%-34s %zu / %zu (%s)\n", "disguised: caught", c.caught, c.disguised, percent(m.catch_rate).c_str());
+            std::printf("%-34s %zu / %zu (%s)\n", "disguised: named source", c.named, c.disguised, percent(m.named_rate).c_str());
+        }
+        if (c.source_out > 0)
+            std::printf("%-34s %zu / %zu (%s)\n", "source removed: rejected", c.source_out_rejected, c.source_out,
+                        percent(m.source_out_rate).c_str());
+        if (c.later_realized > 0)
+            std::printf("%-34s %zu / %zu (%s)\n", "later-realized: false alarms", c.false_alarms, c.later_realized,
+                        percent(m.false_alarm_rate).c_str());
+        std::printf("%-34s %s\n", "J = catch - false alarm", signed2(m.j).c_str());
+        std::printf("%-34s %s\n", "Delta = catch - source-out", signed2(m.delta).c_str());
+        if (c.dispute > 0) {
+            std::printf("%-34s %s of %zu\n", "dispute: reject accepted", percent(m.reject_accepted).c_str(), c.dispute_accepted);
+            std::printf("%-34s %s of %zu\n", "dispute: reject rejected", percent(m.reject_rejected).c_str(), c.dispute_rejected);
+            std::printf("%-34s %s (on pass %s)\n", "dispute: name B", percent(m.dispute_named_rate).c_str(),
+                        percent(m.dispute_named_on_pass).c_str());
+        }
+        if (c.hybrid > 0)
+            std::printf("%-34s pass %zu, name B %zu, pass and name %zu (of %zu)\n", "hybrid", c.hybrid_passed,
+                        c.hybrid_named, c.hybrid_pass_and_named, c.hybrid);
+    }
+    if (missing > 0 || unjudged > 0)
+        std::fprintf(stderr, "novelty: warning: %s without a result, %s with an error result, left out\n",
+                     count_of(missing, "labelled id").c_str(), count_of(unjudged, "result").c_str());
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_eval_claimnov_command(CLI::App& eval, int& exit_code) {
+    auto a = std::make_shared<EvalClaimNovArgs>();
+    CLI::App* cmd = eval.add_subcommand(
+        "claimnov", "ClaimNov evaluation of pass/fail verdicts: catch rate, named source, rejection after source removal, "
+                    "false alarms, J, Delta, dispute reject rates, hybrid pass-and-name");
+    cmd->add_option("--results", a->results, "Verdicts: the JSON Lines written by 'novelty claims'")->required();
+    cmd->add_option("--labels", a->labels,
+                    "Labels: JSON Lines with \"id\", \"set\" (disguised, source_out, later_realized, dispute, hybrid), "
+                    "\"source\" (the paper to name) and, for disputes, \"outcome\" (accepted or rejected)")
+        ->required();
+    cmd->add_flag("--json", a->json, "Print JSON instead of a table");
+    cmd->add_option("--out", a->out, "Also write the JSON to this file (atomically)");
+    cmd->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_eval_claimnov(*a); }); });
+}
+
+}  // namespace novelty::cli
