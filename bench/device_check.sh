@@ -42,7 +42,9 @@ pack() {
   rm -rf .device
   mkdir -p .device/bin .device/lib
   cp "$build/tests/novelty_gpu_tests" "$build/novelty" "$build/bench/cuda_search_bench" .device/bin/
-  cp bench/cuda_search_vs_torch.py .device/bin/
+  cp bench/cuda_search_vs_torch.py bench/device_cli_compare.py .device/bin/
+  # The demo ideas' vectors, so the GPU machine needs no encoder weights for the CLI check.
+  "$build/novelty" embed -q --in data/ideas.jsonl --out .device/bin/ideas.npy
   strip .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench
   # Libraries outside the C/C++ runtime and the CUDA driver/toolkit (cuBLAS is the GPU machine's own).
   for exe in .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench; do
@@ -56,6 +58,27 @@ pack() {
   local bytes
   bytes=$(du -sb .device | cut -f1)
   if (( bytes > 60 * 1024 * 1024 )); then echo "device_check: .device is over 60 MB" >&2; exit 1; fi
+}
+
+# Imports the demo corpus twice, indexes and scores the demo ideas on the GPU and on the CPU, and
+# prints one JSON line comparing them (bench/device_cli_compare.py).
+cli_check() {
+  local out="$1" novelty=.device/bin/novelty tmp
+  tmp=$(mktemp -d)
+  for device in cuda cpu; do
+    timeout 120 "$novelty" corpus import --overwrite -q --format paperlists openalex --field ml biomed \
+      --in data/demo/ml_papers_demo.jsonl.gz data/demo/biomed_demo.jsonl.gz --out "$tmp/$device" >&2 &&
+    timeout 60 "$novelty" corpus add-vectors "$tmp/$device" -q --vectors data/demo/vectors_minilm_f16.npy \
+      --ids data/demo/vector_ids.txt --embedder all-MiniLM-L6-v2 --pooling mean >&2 &&
+    timeout 120 "$novelty" index "$tmp/$device" -q --device "$device" >"$out/index_$device.txt" 2>&1 &&
+    timeout 120 "$novelty" score --corpus "$tmp/$device" --ideas data/ideas.jsonl --vectors .device/bin/ideas.npy \
+      --device "$device" -q --out "$out/score_$device.jsonl" >&2 &&
+    timeout 120 "$novelty" search --corpus "$tmp/$device" --queries data/ideas.jsonl --vectors .device/bin/ideas.npy \
+      --k 20 --device "$device" -q --out "$out/search_$device.jsonl" >&2 ||
+      echo "device_check: the CLI check failed on --device $device" >&2
+  done
+  python3 .device/bin/device_cli_compare.py "$out"
+  rm -rf "$tmp"
 }
 
 run() {
@@ -82,6 +105,9 @@ run() {
   failed=$(grep -c '^\[  FAILED  \]' "$out/gpu_tests.log" || true)
   grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests? ran' "$out/gpu_tests.log" | head -20
   echo "{\"mode\": \"tests\", \"rc\": $tests_rc, \"seconds\": $((SECONDS - t0))}" >>"$results"
+
+  echo "== the CLI on the demo corpus: index and score with --device cuda and cpu"
+  cli_check "$out" | tee -a "$results"
 
   echo "== benchmarks"
   # Each step has a time limit, so that one hang cannot use up the machine's time.
@@ -119,6 +145,10 @@ for r in rows:
         ts = t["seconds"] if t else float("nan")
         print(f"{'search %dk x %.1fM x %d k=%d' % (r['queries']//1000, r['rows']/1e6, r['dim'], r['k']):34} "
               f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
+    if r["mode"] == "cli":
+        print(f"CLI on the demo corpus, cuda vs cpu: {r['ideas']} ideas, RND equal for {r['rnd_equal']}, "
+              f"max |ND diff| {r['max_nd_diff']:.2e}, max |density diff| over papers {r['max_density_diff']:.2e}, "
+              f"search top-20 overlap {r['search_overlap']:.4f}, provenance {r['backends']}")
     if r["mode"] == "sweep":
         print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
     if r["mode"] == "selfjoin" and "peer" not in r:

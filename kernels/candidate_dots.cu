@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cuda_check.cuh"
 
@@ -22,12 +23,17 @@ __device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename Row>
 __global__ void candidate_dots_kernel(const float* queries, const Row* rows, std::int64_t dim,
                                       const std::int32_t* pair_query, const std::int64_t* pair_row,
-                                      std::int64_t n_pairs, float* out) {
+                                      std::int64_t n_pairs, float* out, std::int64_t pairs_per_query) {
     const int lane = threadIdx.x % 32;
     const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
     for (std::int64_t p = first; p < n_pairs; p += stride) {
-        const float* q = queries + static_cast<std::int64_t>(pair_query[p]) * dim;
+        if (pair_row[p] < 0) {
+            if (lane == 0) out[p] = -INFINITY;
+            continue;
+        }
+        const std::int64_t query = pair_query != nullptr ? pair_query[p] : p / pairs_per_query;
+        const float* q = queries + query * dim;
         const Row* v = rows + pair_row[p] * dim;
         float sum = 0.0f;
         for (std::int64_t c = lane; c < dim; c += 32) sum = fmaf(q[c], widen(v[c]), sum);
@@ -38,11 +44,12 @@ __global__ void candidate_dots_kernel(const float* queries, const Row* rows, std
 
 template <typename Row>
 void launch_typed(const float* queries, const void* rows, std::int64_t dim, const std::int32_t* pair_query,
-                  const std::int64_t* pair_row, std::int64_t n_pairs, float* out, cudaStream_t stream) {
+                  const std::int64_t* pair_row, std::int64_t n_pairs, float* out, cudaStream_t stream,
+                  std::int64_t pairs_per_query) {
     const auto blocks =
         static_cast<unsigned>(std::min(max_blocks, (n_pairs + warps_per_block - 1) / warps_per_block));
     candidate_dots_kernel<Row><<<blocks, block_threads, 0, stream>>>(queries, static_cast<const Row*>(rows), dim,
-                                                                     pair_query, pair_row, n_pairs, out);
+                                                                     pair_query, pair_row, n_pairs, out, pairs_per_query);
     NOVELTY_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -50,13 +57,14 @@ void launch_typed(const float* queries, const void* rows, std::int64_t dim, cons
 
 void launch_candidate_dots(const float* queries, const void* rows, Element row_type, std::int64_t dim,
                            const std::int32_t* pair_query, const std::int64_t* pair_row, std::int64_t n_pairs,
-                           float* out, cudaStream_t stream) {
+                           float* out, cudaStream_t stream, std::int64_t pairs_per_query) {
     if (n_pairs <= 0) return;
+    if (pair_query == nullptr && pairs_per_query < 1) throw Error("launch_candidate_dots: pairs_per_query must be >= 1");
     switch (row_type) {
-        case Element::f32: return launch_typed<float>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream);
-        case Element::f16: return launch_typed<__half>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream);
+        case Element::f32: return launch_typed<float>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
+        case Element::f16: return launch_typed<__half>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
         case Element::bf16:
-            return launch_typed<__nv_bfloat16>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream);
+            return launch_typed<__nv_bfloat16>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
     }
     throw Error("launch_candidate_dots: unknown row element type");
 }

@@ -49,7 +49,7 @@ TEST(SearchCli, PaperIdQueriesCutoffsAndExclusions) {
     const auto result = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
                                 " --k 20 --exclude g-tie --out " + shell_quote(tmp.file("out.jsonl")));
     ASSERT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_NE(result.err.find("fewer than 20 searchable papers"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("3 queries had fewer than 20 searchable papers"), std::string::npos) << result.err;
     const auto lines = read_lines(tmp.file("out.jsonl"));
     ASSERT_EQ(lines.size(), 3u);
     // Output order is input order; the query's own paper and excluded papers never appear.

@@ -93,6 +93,22 @@ TEST(SearchRules, DensityIsMeanDistanceOverTheFirstQ) {
     EXPECT_TRUE(std::isnan(join.density[1]));  // fewer than q neighbours
 }
 
+TEST(SearchRules, SelfJoinFromTopKMovesRowsAndFillsDensities) {
+    TopK top;
+    top.n_queries = 2;
+    top.k = 2;
+    top.rows = {1, 2, 0, -1};
+    top.sims = {0.75f, 0.25f, 0.5f, minus_inf};
+    top.count = {2, 1};
+    const SelfJoin join = self_join_from(std::move(top), 2, 2);
+    EXPECT_EQ(join.n_rows, 2u);
+    EXPECT_EQ(join.q, 2u);
+    EXPECT_EQ(join.k_stored, 2u);
+    EXPECT_EQ(join.rows, (std::vector<std::int64_t>{1, 2, 0, -1}));
+    EXPECT_NEAR(join.density[0], 0.5, 1e-7);
+    EXPECT_TRUE(std::isnan(join.density[1]));
+}
+
 TEST(SearchRules, FilterCapacityHoldsAtLeastTwiceK) {
     EXPECT_EQ(filter_capacity(1), 1024u);
     EXPECT_EQ(filter_capacity(100), 1024u);

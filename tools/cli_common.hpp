@@ -44,7 +44,7 @@ void add_serve_command(CLI::App& app, int& exit_code);
 
 /// Formats 87692 as "87,692".
 std::string thousands(unsigned long long n);
-/// "1 record", "2,000 records".
+/// "1 record", "2,000 records", "3 queries".
 std::string count_of(unsigned long long n, const std::string& noun);
 
 }  // namespace novelty::cli

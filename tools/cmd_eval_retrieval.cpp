@@ -17,7 +17,6 @@ namespace novelty::cli {
 
 namespace {
 
-std::string queries_count(std::size_t n) { return n == 1 ? std::string("1 query") : thousands(n) + " queries"; }
 
 using nlohmann::ordered_json;
 
@@ -145,13 +144,13 @@ int run_eval_retrieval(const EvalRetrievalArgs& args) {
     const MethodEvaluation& first = evals.front();
     if (first.n_missing > 0)
         std::fprintf(stderr, "novelty: note: %s of the qrels had no results in the run and score 0\n",
-                     queries_count(first.n_missing).c_str());
+                     count_of(first.n_missing, "query").c_str());
     if (first.n_no_relevant > 0)
         std::fprintf(stderr, "novelty: note: %s of the qrels had no relevant paper and score 0 (as in trec_eval)\n",
-                     queries_count(first.n_no_relevant).c_str());
+                     count_of(first.n_no_relevant, "query").c_str());
     if (!first.unjudged.empty())
         std::fprintf(stderr, "novelty: note: %s of the run had no judgements and were left out\n",
-                     queries_count(first.unjudged.size()).c_str());
+                     count_of(first.unjudged.size(), "query").c_str());
     return exit_ok;
 }
 

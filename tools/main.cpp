@@ -36,7 +36,11 @@ std::string thousands(unsigned long long n) {
 }
 
 std::string count_of(unsigned long long n, const std::string& noun) {
-    return thousands(n) + " " + noun + (n == 1 ? "" : "s");
+    if (n == 1) return "1 " + noun;
+    // "query" -> "queries"; "day" keeps its y.
+    const bool consonant_y = noun.size() >= 2 && noun.back() == 'y' &&
+                             std::string("aeiou").find(noun[noun.size() - 2]) == std::string::npos;
+    return thousands(n) + " " + (consonant_y ? noun.substr(0, noun.size() - 1) + "ies" : noun + "s");
 }
 
 }  // namespace novelty::cli

@@ -71,6 +71,17 @@ void fill_densities(SelfJoin& join, const std::vector<std::size_t>& counts) {
     }
 }
 
+SelfJoin self_join_from(TopK&& top, std::size_t n_rows, std::size_t q) {
+    SelfJoin join;
+    join.n_rows = n_rows;
+    join.q = q;
+    join.k_stored = top.k;
+    join.rows = std::move(top.rows);
+    join.sims = std::move(top.sims);
+    fill_densities(join, top.count);
+    return join;
+}
+
 std::size_t filter_capacity(std::size_t k) { return std::max<std::size_t>(1024, 2 * k); }
 
 DeviceTilePlan plan_device_tiles(std::size_t n_queries, std::size_t n_rows, std::size_t k, std::size_t sims_bytes,

@@ -44,6 +44,10 @@ void fill_densities(SelfJoin& join, const std::vector<std::size_t>& counts);
 /// filter (at or above the query's running k-th best): max(1024, 2k).
 std::size_t filter_capacity(std::size_t k);
 
+/// The self-join of rows [0, n_rows) from their top-k search (query i = row i, itself left
+/// out, k = k_stored): the rows and similarities move over, the densities are filled.
+SelfJoin self_join_from(TopK&& top, std::size_t n_rows, std::size_t q);
+
 /// How a device search splits its work: queries in batches (each batch's running candidates
 /// stay on the device), each batch in query tiles, the corpus in tiles; one similarity tile
 /// of query_tile x corpus_tile float32 values exists at a time.

@@ -1,5 +1,7 @@
 #include "novelty_host/http_embedder.hpp"
 
+#include "http_util.hpp"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -23,10 +25,16 @@ namespace novelty::host {
 
 namespace {
 
+using detail::add_header_line;
+using detail::body_excerpt;
+using detail::retry_after_seconds;
+using detail::retryable_curl_error;
+using detail::retryable_status;
+using detail::to_lower;
+
 using json = nlohmann::json;
 
 /// How much of a response body goes into an error message.
-constexpr std::size_t body_excerpt_bytes = 300;
 /// Fraction of each computed backoff taken off at random, so that clients do not retry in step.
 constexpr double backoff_jitter = 0.1;
 
@@ -35,89 +43,10 @@ std::string lookup_env(const EnvironmentLookup& lookup, const char* name) {
     return value != nullptr ? std::string(value) : std::string();
 }
 
-std::string to_lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    std::size_t begin = 0;
-    std::size_t end = s.size();
-    while (begin < end && std::isspace(static_cast<unsigned char>(s[begin]))) ++begin;
-    while (end > begin && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
-    return s.substr(begin, end - begin);
-}
-
-/// The start of a body, fit for one line of an error message: control characters become ' ',
-/// a multi-byte UTF-8 character is not cut in half, "..." marks a cut.
-std::string body_excerpt(const std::string& body) {
-    if (body.empty()) return "(empty body)";
-    std::size_t n = std::min(body.size(), body_excerpt_bytes);
-    if (n < body.size()) {
-        while (n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0) == 0x80) --n;
-    }
-    std::string out = trim(body.substr(0, n));
-    for (char& c : out) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7F) c = ' ';
-    }
-    if (n < body.size()) out += "...";
-    return out.empty() ? "(blank body)" : out;
-}
-
 std::string format_seconds(double seconds) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g s", seconds);
     return buf;
-}
-
-/// A non-negative decimal number of seconds ("120", "1.5"), or nothing.
-std::optional<double> parse_seconds(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    for (char c : text) {
-        if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') return std::nullopt;
-    }
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
-    return value;
-}
-
-/// The wait a server asked for: "retry-after-ms" (OpenAI) when present and valid, else
-/// "retry-after" as delta-seconds or as an HTTP date (any form curl_getdate reads: IMF-fixdate,
-/// RFC 850, asctime). A date in the past means no wait. Nothing when neither header is usable.
-std::optional<double> retry_after_seconds(const std::map<std::string, std::string>& headers) {
-    if (auto it = headers.find("retry-after-ms"); it != headers.end()) {
-        if (auto ms = parse_seconds(trim(it->second))) return *ms / 1000.0;
-    }
-    auto it = headers.find("retry-after");
-    if (it == headers.end()) return std::nullopt;
-    const std::string value = trim(it->second);
-    if (auto seconds = parse_seconds(value)) return *seconds;
-    const std::time_t when = curl_getdate(value.c_str(), nullptr);
-    if (when == static_cast<std::time_t>(-1)) return std::nullopt;
-    const double delta = std::difftime(when, std::time(nullptr));
-    return std::max(0.0, delta);
-}
-
-bool retryable_status(long status) {
-    return status == 408 || status == 429 || (status >= 500 && status <= 599);
-}
-
-bool retryable_curl_error(CURLcode code) {
-    switch (code) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-        return true;
-    default:
-        return false;
-    }
 }
 
 /// What to fix, for statuses that are not retried.
@@ -157,13 +86,8 @@ std::size_t write_body(char* data, std::size_t size, std::size_t count, void* us
 }
 
 std::size_t write_header(char* data, std::size_t size, std::size_t count, void* user) {
-    auto* result = static_cast<HttpResult*>(user);
-    const std::string line(data, size * count);
-    if (line.rfind("HTTP/", 0) == 0) {
-        result->headers.clear();  // a new response (after "100 Continue" or a redirect)
-    } else if (const auto colon = line.find(':'); colon != std::string::npos) {
-        result->headers[to_lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
-    }
+    // A status line starts a new response (after "100 Continue" or a redirect).
+    add_header_line(std::string(data, size * count), static_cast<HttpResult*>(user)->headers);
     return size * count;
 }
 

@@ -31,7 +31,9 @@ struct CudaBackendOptions {
 
 /// The CUDA backend. The corpus a call names is uploaded once (converted to `storage`) and kept
 /// on the device for later calls on the same data; queries are float32 on the host and are
-/// rounded to the storage type for the matrix products. Results follow the interface's
+/// rounded to the storage type for the matrix products, and with 16-bit storage each query's
+/// final k are re-scored with the float32 query (the reported similarities are then the CPU
+/// backend's on the same stored rows, up to summation order). Results follow the interface's
 /// ordering rules; among rows with exactly equal similarity at the k-th place the device may
 /// keep a higher row than the CPU backend would.
 /// Throws UsageError in a CPU-only build ("CUDA was not compiled in") and Error when the device

@@ -171,14 +171,7 @@ protected:
         problem.exclude_self = true;
         problem.tuning = tuning;
         TopK top = run_topk(problem, progress);
-        SelfJoin join;
-        join.n_rows = n_rows;
-        join.q = q;
-        join.k_stored = k_stored;
-        join.rows = std::move(top.rows);
-        join.sims = std::move(top.sims);
-        fill_densities(join, top.count);
-        return join;
+        return self_join_from(std::move(top), n_rows, q);
     }
 
     TopK search_candidates_impl(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,

@@ -91,7 +91,7 @@ struct QuerySource {
 /// Device and pinned buffers a backend keeps between calls.
 struct Workspace {
     cuda::DeviceBuffer sims[2], tile_vals, tile_idx, best_vals, best_idx, cand_vals, cand_idx, query_rows, limits,
-        overflow;
+        overflow, query_f32, rerank_idx, rerank_sims;
     cuda::PinnedBuffer host_vals, host_idx;
 
     static void ensure(cuda::DeviceBuffer& buffer, std::size_t bytes) {
@@ -149,6 +149,8 @@ public:
         cublas_ = std::make_unique<cuda::Cublas>();
         select_ = std::make_unique<kernels::SelectK>(select_workspace_);
         uploader_ = std::make_unique<cuda::RowUploader>(storage_, staging_bytes_);
+        if (storage_ != Element::f32)
+            f32_uploader_ = std::make_unique<cuda::RowUploader>(Element::f32, staging_bytes_);
     }
 
     std::string name() const override { return "cuda"; }
@@ -164,14 +166,7 @@ protected:
                             const ProgressFn& progress) override {
         cuda::DeviceScope scope(device_);
         TopK top = run(corpus, n_rows, QuerySource{nullptr, n_rows}, k_stored, {}, {}, progress);
-        SelfJoin join;
-        join.n_rows = n_rows;
-        join.q = q;
-        join.k_stored = k_stored;
-        join.rows = std::move(top.rows);
-        join.sims = std::move(top.sims);
-        fill_densities(join, top.count);
-        return join;
+        return self_join_from(std::move(top), n_rows, q);
     }
 
     TopK search_candidates_impl(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
@@ -184,7 +179,7 @@ private:
     std::size_t work_bytes(const DeviceTilePlan& plan, std::size_t dim, std::size_t k) const {
         const std::size_t pair = sizeof(float) + sizeof(std::int64_t);
         return sims_buffers() * plan.query_tile * plan.corpus_tile * sizeof(float) + 2 * plan.query_tile * k * pair +
-               plan.query_batch * (k + filter_capacity(k)) * pair + plan.query_batch * dim * (4 + element_bytes(storage_)) +
+               plan.query_batch * (k + filter_capacity(k)) * pair + plan.query_batch * dim * (8 + element_bytes(storage_)) + plan.query_batch * k * pair +
                select_workspace_ + 2 * staging_bytes_;
     }
 
@@ -225,6 +220,7 @@ private:
     std::unique_ptr<cuda::Cublas> cublas_;
     std::unique_ptr<kernels::SelectK> select_;
     std::unique_ptr<cuda::RowUploader> uploader_;
+    std::unique_ptr<cuda::RowUploader> f32_uploader_;  ///< float32 queries, for the final re-scoring
     std::optional<CorpusKey> resident_key_;
     cuda::DeviceBuffer resident_rows_;
 };
@@ -291,6 +287,15 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     if (!(self && corpus_rows != nullptr)) w.ensure(w.query_rows, batch * row_bytes);
     w.ensure(w.limits, batch * sizeof(std::int64_t));
     w.ensure(w.overflow, sizeof(int));
+    // With 16-bit storage the queries are rounded for the GEMMs; the final k of each query are
+    // re-scored with the float32 query against the stored rows, so the similarities reported
+    // are those of the CPU backend on the same stored vectors (up to summation order).
+    const bool rescore = !self && storage_ != Element::f32 && corpus_rows != nullptr;
+    if (rescore) {
+        w.ensure(w.query_f32, batch * dim * sizeof(float));
+        w.ensure(w.rerank_idx, batch * k * sizeof(std::int64_t));
+        w.ensure(w.rerank_sims, batch * k * sizeof(float));
+    }
     w.ensure_pinned(w.host_vals, batch * k * sizeof(float));
     w.ensure_pinned(w.host_idx, batch * k * sizeof(std::int64_t));
     cuda::DeviceBuffer* sims_buffer = w.sims;
@@ -312,7 +317,12 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
         const std::size_t nb = std::min(batch, n_queries - b0);
         // Queries on the device, in the storage type.
         const unsigned char* queries_d = nullptr;
-        if (!self) {
+        if (!self && rescore) {
+            f32_uploader_->upload(VectorView{source.host_vectors, DType::f32, n_queries, dim}, b0, nb,
+                                  w.query_f32.get(), stream);
+            kernels::launch_convert_values(w.query_f32.get(), Element::f32, query_rows.get(), storage_, nb * dim, stream);
+            queries_d = query_rows.as<unsigned char>();
+        } else if (!self) {
             uploader_->upload(VectorView{source.host_vectors, DType::f32, n_queries, dim}, b0, nb, query_rows.get(), stream);
             queries_d = query_rows.as<unsigned char>();
         } else if (corpus_rows != nullptr) {
@@ -454,11 +464,23 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
             int overflow = 0;
             NOVELTY_CUDA_CHECK(cudaMemcpyAsync(&overflow, overflow_d.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
             // Only the running best (the first k columns) comes back, into pinned memory.
-            NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_vals, k * sizeof(float), cand_vals.get(), width * sizeof(float),
-                                                 k * sizeof(float), nb, cudaMemcpyDeviceToHost, stream));
             NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_idx, k * sizeof(std::int64_t), cand_idx.get(),
                                                  width * sizeof(std::int64_t), k * sizeof(std::int64_t), nb,
                                                  cudaMemcpyDeviceToHost, stream));
+            if (rescore) {
+                NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(w.rerank_idx.get(), k * sizeof(std::int64_t), cand_idx.get(),
+                                                     width * sizeof(std::int64_t), k * sizeof(std::int64_t), nb,
+                                                     cudaMemcpyDeviceToDevice, stream));
+                kernels::launch_candidate_dots(w.query_f32.as<float>(), corpus_rows, storage_, i64(dim), nullptr,
+                                               w.rerank_idx.as<std::int64_t>(), i64(nb * k),
+                                               w.rerank_sims.as<float>(), stream, i64(k));
+                NOVELTY_CUDA_CHECK(cudaMemcpyAsync(host_vals, w.rerank_sims.get(), nb * k * sizeof(float),
+                                                   cudaMemcpyDeviceToHost, stream));
+            } else {
+                NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_vals, k * sizeof(float), cand_vals.get(),
+                                                     width * sizeof(float), k * sizeof(float), nb,
+                                                     cudaMemcpyDeviceToHost, stream));
+            }
             stream_->synchronize();
             if (overflow == 0) break;
             ++filter_overflows_;
