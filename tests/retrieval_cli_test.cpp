@@ -151,6 +151,7 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
     CliSetup s;
     make_setup(s);
     novelty::test::FakeLlmServer server;
+    server.set_delay_ms(20);  // so that requests submitted together overlap at the server
     // Expansion of q1 brings in the grasping paper; HyDE of q1 writes a molecules abstract; every
     // request about q2 fails with a 500.
     server.set_behaviour([](const nlohmann::json& body, httplib::Response& res, int) {
@@ -180,6 +181,7 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
         carrying_q1 += body["messages"][1]["content"].get<std::string>().find("sparse attention for very long documents") != std::string::npos;
     }
     EXPECT_EQ(carrying_q1, 2u);
+    EXPECT_GE(server.max_in_flight(), 2);  // all queries' requests, both modes, submitted before any is awaited
     EXPECT_NE(result.err.find("query 'q2': LLM expansion failed"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("query 'q2': LLM HyDE failed"), std::string::npos) << result.err;
 
