@@ -1,6 +1,6 @@
 // novelty retrieve and novelty eval retrieval end to end: per-query cutoffs, the TREC run and
-// JSON Lines outputs, rewrites from a file, the table and JSON of the evaluation, and errors
-// that name the file and line.
+// JSON Lines outputs, rewrites from a file or from an LLM (a fake OpenAI-compatible server), the
+// table and JSON of the evaluation, and errors that name the file and line.
 #include "fake_llm_server.hpp"
 #include "novelty/npy.hpp"
 #include "test_util.hpp"
@@ -240,6 +240,14 @@ TEST(RetrieveCli, BadInputNamesTheFileAndLine) {
                      shell_quote(s.tmp.file("o.trec")));
     EXPECT_EQ(result.exit_code, 3);
     EXPECT_NE(result.err.find(s.tmp.file("rw.jsonl") + ":2:"), std::string::npos) << result.err;
+    // A retrieve output line given as rewrites must hold the rewrites of a run with --expand/--hyde.
+    novelty::test::write_file(s.tmp.file("out.jsonl"), "{\"query\": \"q1\", \"results\": {}}\n");
+    result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
+                     " --methods bm25 --expand 1 --rewrites " + shell_quote(s.tmp.file("out.jsonl")) + " --out " +
+                     shell_quote(s.tmp.file("o.trec")));
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_NE(result.err.find(s.tmp.file("out.jsonl") + ":1: a retrieve output line without a \"rewrites\""), std::string::npos)
+        << result.err;
     result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
                      " --methods dense,sparse --out " + shell_quote(s.tmp.file("o.trec")));
     EXPECT_EQ(result.exit_code, 2);
