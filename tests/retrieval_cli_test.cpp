@@ -1,12 +1,14 @@
 // novelty retrieve and novelty eval retrieval end to end: per-query cutoffs, the TREC run and
-// JSON Lines outputs, rewrites from a file, the table and JSON of the evaluation, and errors
-// that name the file and line.
+// JSON Lines outputs, rewrites from a file or from an LLM (a fake OpenAI-compatible server), the
+// table and JSON of the evaluation, and errors that name the file and line.
+#include "fake_llm_server.hpp"
 #include "novelty/npy.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -117,7 +119,7 @@ TEST(RetrieveCli, TrecRunRespectsEachQuerysCutoffForEveryMethod) {
     for (const auto& l : read_run(s.tmp.file("cut.trec"))) EXPECT_NE(l.doc, "future");
 }
 
-TEST(RetrieveCli, RewritesFromAFileAreFusedAndTheLlmFlagSaysItIsNotAvailable) {
+TEST(RetrieveCli, RewritesFromAFileAreFused) {
     CliSetup s;
     make_setup(s);
     novelty::test::write_file(s.tmp.file("rw.jsonl"),
@@ -135,12 +137,93 @@ TEST(RetrieveCli, RewritesFromAFileAreFusedAndTheLlmFlagSaysItIsNotAvailable) {
     // q1 has no rewrites: expansion is the question alone, the same ranking as bm25.
     EXPECT_EQ(docs["q1 bm25+expand"], docs["q1 bm25"]);
 
-    result = run_cli(base + " --expand 2 --llm http://localhost:1/v1");
+    // --llm and --rewrites are alternatives; one of them is needed.
+    result = run_cli(base + " --expand 2 --llm http://localhost:1/v1 --llm-model m --rewrites " + shell_quote(s.tmp.file("rw.jsonl")));
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_NE(result.err.find("not available in this build yet"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("alternatives"), std::string::npos) << result.err;
     result = run_cli(base + " --hyde 3");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("--rewrites"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("--llm"), std::string::npos) << result.err;
+}
+
+TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) {
+    CliSetup s;
+    make_setup(s);
+    novelty::test::FakeLlmServer server;
+    server.set_delay_ms(20);  // so that requests submitted together overlap at the server
+    // Expansion of q1 brings in the grasping paper; HyDE of q1 writes a molecules abstract; every
+    // request about q2 fails with a 500.
+    server.set_behaviour([](const nlohmann::json& body, httplib::Response& res, int) {
+        const std::string system = body["messages"][0]["content"], user = body["messages"][1]["content"];
+        const bool hyde = system.find("hypothetical abstracts") != std::string::npos;
+        if (user.find("graph neural networks molecules") != std::string::npos) {
+            res.status = 500;
+            res.set_content("server trouble", "text/plain");
+            return true;
+        }
+        const nlohmann::json answer = hyde ? nlohmann::json{{"abstracts", {"Message passing graph networks predict molecular properties."}}}
+                                           : nlohmann::json{{"rewrites", {"reinforcement learning robots grasping", "sparse attention"}}};
+        res.set_content(novelty::test::FakeLlmServer::completion(answer.dump()), "application/json");
+        return true;
+    });
+    const std::string base = "retrieve --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
+                             " --methods bm25 --k 10 --expand 2 --hyde 1 --retries 0 --llm-model fake-model";
+    auto result = run_cli(base + " --llm " + server.base_url() + " --out " + shell_quote(s.tmp.file("llm.trec")) +
+                          " --jsonl " + shell_quote(s.tmp.file("llm.jsonl")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    // One expansion and one HyDE request per query, each carrying the query text.
+    const auto bodies = server.bodies();
+    ASSERT_EQ(bodies.size(), 6u);
+    std::size_t carrying_q1 = 0;
+    for (const auto& body : bodies) {
+        EXPECT_EQ(body["model"], "fake-model");
+        carrying_q1 += body["messages"][1]["content"].get<std::string>().find("sparse attention for very long documents") != std::string::npos;
+    }
+    EXPECT_EQ(carrying_q1, 2u);
+    EXPECT_GE(server.max_in_flight(), 2);  // all queries' requests, both modes, submitted before any is awaited
+    EXPECT_NE(result.err.find("query 'q2': LLM expansion failed"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("query 'q2': LLM HyDE failed"), std::string::npos) << result.err;
+
+    std::map<std::string, std::vector<std::string>> docs;
+    for (const auto& l : read_run(s.tmp.file("llm.trec"))) docs[l.qid + " " + l.tag].push_back(l.doc);
+    // q1 (cutoff 2021): the rewrite finds p-rl, which the question alone does not.
+    EXPECT_EQ(std::count(docs["q1 bm25"].begin(), docs["q1 bm25"].end(), "p-rl"), 0);
+    EXPECT_EQ(std::count(docs["q1 bm25+expand"].begin(), docs["q1 bm25+expand"].end(), "p-rl"), 1);
+    EXPECT_EQ(docs["q1 bm25+expand"].front(), "p-old");  // in the question and the second rewrite
+    EXPECT_EQ(docs["q1 bm25+hyde"], (std::vector<std::string>{"p-gnn"}));  // the abstract alone
+    // q2: both modes fell back to the query text alone.
+    EXPECT_EQ(docs["q2 bm25+expand"], docs["q2 bm25"]);
+    EXPECT_EQ(docs["q2 bm25+hyde"], docs["q2 bm25"]);
+    EXPECT_FALSE(docs["q2 bm25"].empty());
+
+    // The JSON Lines record the rewrites used and the failures.
+    std::istringstream in(novelty::test::read_file(s.tmp.file("llm.jsonl")));
+    std::vector<nlohmann::json> rows;
+    for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0]["rewrites"]["expand"], (nlohmann::json{"reinforcement learning robots grasping", "sparse attention"}));
+    EXPECT_EQ(rows[0]["rewrites"]["hyde"].size(), 1u);
+    EXPECT_FALSE(rows[0].contains("rewrite_errors"));
+    EXPECT_EQ(rows[1]["rewrites"]["expand"].size(), 0u);
+    EXPECT_NE(rows[1]["rewrite_errors"]["expand"].get<std::string>().find("500"), std::string::npos) << rows[1];
+    EXPECT_TRUE(rows[1]["rewrite_errors"].contains("hyde"));
+
+    // Fed back with --rewrites, the JSON Lines reproduce the run exactly, with no LLM.
+    result = run_cli(base + " -q --rewrites " + shell_quote(s.tmp.file("llm.jsonl")) + " --out " + shell_quote(s.tmp.file("again.trec")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(novelty::test::read_file(s.tmp.file("again.trec")), novelty::test::read_file(s.tmp.file("llm.trec")));
+    EXPECT_EQ(server.n_requests(), 6u);
+
+    // A second LLM run answers the successful requests from the response cache (in the corpus).
+    result = run_cli(base + " -q --llm " + server.base_url() + " --out " + shell_quote(s.tmp.file("cached.trec")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(server.n_requests(), 8u);  // only q2's two failed requests again
+    EXPECT_EQ(novelty::test::read_file(s.tmp.file("cached.trec")), novelty::test::read_file(s.tmp.file("llm.trec")));
+    // Without a model the client refuses to start.
+    result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
+                     " --methods bm25 --expand 1 --llm " + server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
+    EXPECT_EQ(result.exit_code, 2) << result.err;
 }
 
 TEST(RetrieveCli, BadInputNamesTheFileAndLine) {
@@ -157,6 +240,14 @@ TEST(RetrieveCli, BadInputNamesTheFileAndLine) {
                      shell_quote(s.tmp.file("o.trec")));
     EXPECT_EQ(result.exit_code, 3);
     EXPECT_NE(result.err.find(s.tmp.file("rw.jsonl") + ":2:"), std::string::npos) << result.err;
+    // A retrieve output line given as rewrites must hold the rewrites of a run with --expand/--hyde.
+    novelty::test::write_file(s.tmp.file("out.jsonl"), "{\"query\": \"q1\", \"results\": {}}\n");
+    result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
+                     " --methods bm25 --expand 1 --rewrites " + shell_quote(s.tmp.file("out.jsonl")) + " --out " +
+                     shell_quote(s.tmp.file("o.trec")));
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_NE(result.err.find(s.tmp.file("out.jsonl") + ":1: a retrieve output line without a \"rewrites\""), std::string::npos)
+        << result.err;
     result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
                      " --methods dense,sparse --out " + shell_quote(s.tmp.file("o.trec")));
     EXPECT_EQ(result.exit_code, 2);

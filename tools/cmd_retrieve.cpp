@@ -4,6 +4,7 @@
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
+#include "retrieve_llm.hpp"
 #include "rewrites_file.hpp"
 
 #include "novelty/atomic_file.hpp"
@@ -37,7 +38,7 @@ struct RetrieveArgs {
     std::string jsonl;
     std::size_t expand = 0;
     std::size_t hyde = 0;
-    std::string llm;
+    RetrieveLlmFlags llm;
     std::string rewrites;
     DeviceFlags device;
 };
@@ -110,7 +111,7 @@ Ranking truncated(const Ranking& r, std::size_t k) {
     return t;
 }
 
-/// One rewriting mode (--expand or --hyde) over the rewrites file.
+/// One rewriting mode (--expand or --hyde), its texts from --rewrites FILE or the --llm.
 struct RewriteMode {
     std::string tag;          ///< "expand" | "hyde"
     std::size_t n = 0;        ///< rewrites per query
@@ -164,8 +165,11 @@ public:
                 const auto it = rewrites.find(input.records[i].id);
                 ListRewriter rewriter(mode.tag, it == rewrites.end() ? std::vector<std::string>{}
                                                  : (mode.tag == "hyde" ? it->second.hyde : it->second.expand));
+                // A failed LLM call leaves the query text alone (HyDE included).
+                const bool failed = it != rewrites.end() &&
+                                    !(mode.tag == "hyde" ? it->second.hyde_error : it->second.expand_error).empty();
                 const std::vector<std::string> variants =
-                    rewritten_texts(rewriter, texts[i], mode.n, mode.include_original);
+                    rewritten_texts(rewriter, texts[i], mode.n, mode.include_original || failed);
                 const auto vectors = embed_texts(variants);
                 for (const auto& m : methods_) {
                     std::size_t v = 0;
@@ -220,19 +224,39 @@ private:
 std::vector<RewriteMode> rewrite_modes(const RetrieveArgs& args) {
     std::vector<RewriteMode> modes;
     if (args.expand == 0 && args.hyde == 0) {
-        if (!args.llm.empty() || !args.rewrites.empty())
+        if (!args.llm.url.empty() || !args.rewrites.empty())
             throw UsageError("--llm and --rewrites go with --expand N or --hyde N");
         return modes;
     }
-    if (!args.llm.empty())
-        throw UsageError("--llm: the LLM client is not available in this build yet; give rewrites made elsewhere with "
-                         "--rewrites FILE");
-    if (args.rewrites.empty())
-        throw UsageError("--expand and --hyde need rewrites: --rewrites FILE (the LLM client, --llm, is not available "
-                         "in this build yet)");
+    if (!args.llm.url.empty() && !args.rewrites.empty())
+        throw UsageError("--llm and --rewrites are alternatives: make the rewrites with an LLM, or read them from a file");
+    if (args.llm.url.empty() && args.rewrites.empty())
+        throw UsageError("--expand and --hyde need rewrites: --llm URL (an OpenAI-compatible server) or --rewrites FILE");
     if (args.expand > 0) modes.push_back({"expand", args.expand, true});
     if (args.hyde > 0) modes.push_back({"hyde", args.hyde, false});
     return modes;
+}
+
+/// Records the rewrites a query's fusion used (the first n of each mode's list) under
+/// "rewrites", and failed LLM calls under "rewrite_errors", so that the JSON Lines output can be
+/// fed back with --rewrites.
+void add_rewrites(nlohmann::ordered_json& line, const std::vector<RewriteMode>& modes,
+                  const std::map<std::string, QueryRewrites>& rewrites, const std::string& qid) {
+    const auto it = rewrites.find(qid);
+    nlohmann::ordered_json used = nlohmann::ordered_json::object(), errors = nlohmann::ordered_json::object();
+    for (const RewriteMode& mode : modes) {
+        const bool hyde = mode.tag == "hyde";
+        std::vector<std::string> list;
+        if (it != rewrites.end()) {
+            const auto& all = hyde ? it->second.hyde : it->second.expand;
+            list.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(mode.n, all.size())));
+            const std::string& error = hyde ? it->second.hyde_error : it->second.expand_error;
+            if (!error.empty()) errors[mode.tag] = error;
+        }
+        used[mode.tag] = list;
+    }
+    line["rewrites"] = used;
+    if (!errors.empty()) line["rewrite_errors"] = errors;
 }
 
 std::string trec_lines(const std::string& qid, const std::string& tag, const Ranking& ranking, const Corpus& corpus) {
@@ -262,8 +286,14 @@ int run_retrieve(const RetrieveArgs& args) {
         if (from_npy) throw UsageError("BM25, hybrid and rewrites need query text; a .npy query file has none");
         for (std::size_t i = 0; i < n; ++i) texts[i] = query_text(corpus, input.records[i], args.queries.path);
     }
-    const std::map<std::string, QueryRewrites> rewrites =
+    const std::map<std::string, QueryRewrites> file_rewrites =
         args.rewrites.empty() ? std::map<std::string, QueryRewrites>{} : read_rewrites_file(args.rewrites);
+    std::unique_ptr<LlmRewriting> llm;
+    std::vector<std::string> ids;
+    if (!args.llm.url.empty()) {
+        llm = std::make_unique<LlmRewriting>(args.llm, corpus.dir(), args.expand, args.hyde);
+        for (const QueryRecord& r : input.records) ids.push_back(r.id);
+    }
 
     std::vector<std::string> tags = methods;
     for (const RewriteMode& mode : modes)
@@ -278,6 +308,9 @@ int run_retrieve(const RetrieveArgs& args) {
     std::size_t n_empty = 0, n_short = 0;
     for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
         const std::size_t end = std::min(n, begin + queries_per_batch);
+        std::map<std::string, QueryRewrites> llm_rewrites;
+        if (llm) llm_rewrites = llm->rewrite(ids, texts, begin, end, args.queries.quiet);
+        const std::map<std::string, QueryRewrites>& rewrites = llm ? llm_rewrites : file_rewrites;
         const auto ranked = retrieval.rank(input, begin, end, texts, rewrites, modes);
         std::string trec_text, jsonl_text;
         for (std::size_t i = begin; i < end; ++i) {
@@ -308,6 +341,7 @@ int run_retrieve(const RetrieveArgs& args) {
                 line["cutoff"] = input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.cutoff[i]);
                 line["searchable"] = input.row_limit[i];
                 line["results"] = results;
+                if (!modes.empty()) add_rewrites(line, modes, rewrites, qid);
                 jsonl_text += line.dump() + "\n";
             }
         }
@@ -324,6 +358,12 @@ int run_retrieve(const RetrieveArgs& args) {
     if (n_short > n_empty)
         std::fprintf(stderr, "novelty: note: %s had fewer than %zu results for some method\n",
                      queries_count(n_short - n_empty).c_str(), args.k);
+    if (llm) {
+        if (llm->failures() > 0)
+            std::fprintf(stderr, "novelty: warning: %s of query rewriting failed (those queries used their text alone)\n",
+                         count_of(llm->failures(), "LLM call").c_str());
+        if (!args.queries.quiet) llm->print_usage();
+    }
     if (trec) std::fprintf(stderr, "novelty: wrote the run of %s (%zu methods) to %s\n", queries_count(n).c_str(), tags.size(), trec_path.c_str());
     if (jsonl) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), jsonl_path.c_str());
     return exit_ok;
@@ -358,8 +398,9 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions");
     cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts");
     cmd->add_option("--rewrites", args->rewrites,
-                    "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}");
-    cmd->add_option("--llm", args->llm, "OpenAI-compatible base URL for rewriting (not available in this build yet)");
+                    "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}, or the "
+                    "--jsonl output of an earlier run (instead of --llm)");
+    add_retrieve_llm_flags(*cmd, args->llm);
     cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)");
     add_device_flags(cmd, args->device);
     add_embedder_flags(*cmd, args->queries.embedder);

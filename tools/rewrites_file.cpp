@@ -42,13 +42,28 @@ std::map<std::string, QueryRewrites> read_rewrites_file(const std::string& path)
             throw InputError(path, line, "malformed JSON");
         }
         if (!record.is_object()) throw InputError(path, line, "expected a JSON object");
-        const auto id_it = record.find("id");
+        // A line of `novelty retrieve --jsonl` output: the id is "query", the lists are under "rewrites".
+        const bool run_output = !record.contains("id") && record.contains("query");
+        const auto id_it = record.find(run_output ? "query" : "id");
         if (id_it == record.end() || !(id_it->is_string() || id_it->is_number_integer()))
             throw InputError(path, line, "no \"id\" (a string or an integer)");
         const std::string id = id_it->is_string() ? id_it->get<std::string>() : id_it->dump();
         if (const auto [it, fresh] = first_line.emplace(id, line); !fresh)
             throw InputError(path, line, "duplicate id \"" + id + "\" (first on line " + std::to_string(it->second) + ")");
-        rewrites[id] = QueryRewrites{string_list(record, "expand", path, line), string_list(record, "hyde", path, line)};
+        const nlohmann::json* lists = &record;
+        if (run_output) {
+            const auto it = record.find("rewrites");
+            if (it == record.end() || !it->is_object())
+                throw InputError(path, line, "a retrieve output line without a \"rewrites\" object (run it with --expand or --hyde)");
+            lists = &*it;
+        }
+        QueryRewrites& q = rewrites[id];
+        q.expand = string_list(*lists, "expand", path, line);
+        q.hyde = string_list(*lists, "hyde", path, line);
+        if (const auto errors = record.find("rewrite_errors"); run_output && errors != record.end() && errors->is_object()) {
+            if (const auto e = errors->find("expand"); e != errors->end() && e->is_string()) q.expand_error = e->get<std::string>();
+            if (const auto e = errors->find("hyde"); e != errors->end() && e->is_string()) q.hyde_error = e->get<std::string>();
+        }
     }
     if (in.bad()) throw InputError(path, 0, "read error");
     return rewrites;

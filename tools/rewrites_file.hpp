@@ -13,15 +13,20 @@
 namespace novelty::cli {
 
 /// One query's rewrites: "expand" (rewritten or augmented questions) and "hyde" (hypothetical
-/// abstracts), each in file order.
+/// abstracts), each in file order. An error is set when the LLM call that should have made the
+/// list failed: then that mode ranks the query text alone (the list is empty).
 struct QueryRewrites {
     std::vector<std::string> expand;
     std::vector<std::string> hyde;
+    std::string expand_error;  ///< "" = no failure
+    std::string hyde_error;
 };
 
 /// Reads `{"id": QID, "expand": [STR...], "hyde": [STR...]}` per line (both lists optional; other
-/// keys ignored). Throws InputError naming the file and line for malformed JSON, a missing or
-/// repeated id, or a list that is not an array of strings.
+/// keys ignored), or the JSON Lines output of `novelty retrieve --jsonl` itself:
+/// `{"query": QID, "rewrites": {"expand": [...], "hyde": [...]}, "rewrite_errors": {...}}`, so a
+/// run's rewrites can be fed back. Throws InputError naming the file and line for malformed JSON,
+/// a missing or repeated id, or a list that is not an array of strings.
 std::map<std::string, QueryRewrites> read_rewrites_file(const std::string& path);
 
 /// A QueryRewriter that returns the first n texts of a fixed list, whatever the query.

@@ -2,6 +2,8 @@
 
 #include "novelty_host/prompts.hpp"
 
+#include "json_answer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -21,25 +23,7 @@ constexpr std::size_t verdict_candidates_per_claim = 5;
 
 /// Parses the content as one JSON object; tolerates a ```json fence around it.
 std::optional<std::string> parse_object(const std::string& content, json& out) {
-    std::string text = content;
-    const auto open = text.find('{');
-    const auto close = text.rfind('}');
-    if (open == std::string::npos || close == std::string::npos || close < open) return "the answer holds no JSON object";
-    const std::string before = text.substr(0, open), after = text.substr(close + 1);
-    auto only_fence = [](const std::string& s) {
-        for (char c : s)
-            if (!std::isspace(static_cast<unsigned char>(c)) && c != '`' && std::string("json").find(c) == std::string::npos)
-                return false;
-        return true;
-    };
-    if (!only_fence(before) || !only_fence(after)) return "the answer holds text besides the JSON object";
-    try {
-        out = json::parse(text.substr(open, close - open + 1));
-    } catch (const json::parse_error& e) {
-        return std::string("the answer is not valid JSON: ") + e.what();
-    }
-    if (!out.is_object()) return "the answer is not a JSON object";
-    return std::nullopt;
+    return detail::parse_answer_object(content, out);
 }
 
 std::string string_field(const json& object, const char* key) {

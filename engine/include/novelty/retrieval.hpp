@@ -77,8 +77,9 @@ inline constexpr double rrf_k = 60.0;
 Ranking reciprocal_rank_fusion(std::span<const Ranking> rankings, std::size_t depth, double k = rrf_k);
 
 /// Makes new texts from a query: query expansion (rewritten or augmented questions) or HyDE
-/// (hypothetical abstracts of papers that would help). Implementations call an LLM; tests use
-/// fakes. The engine never calls the network itself.
+/// (hypothetical abstracts of papers that would help). Implementations call an LLM
+/// (novelty::host::LlmRewriter) or read lists made elsewhere; tests use fakes. The engine never
+/// calls the network itself.
 class QueryRewriter {
 public:
     virtual ~QueryRewriter() = default;

@@ -9,7 +9,7 @@
 namespace novelty::host {
 
 /// The text of prompt `name` (the file name without ".txt": "extract_claims", "entailment",
-/// "verdict", "repair"). Throws UsageError for an unknown name.
+/// "verdict", "repair", "expand_query", "hyde_abstracts"). Throws UsageError for an unknown name.
 std::string_view prompt_text(std::string_view name);
 /// The names of every embedded prompt, in file-name order.
 std::vector<std::string> prompt_names();
