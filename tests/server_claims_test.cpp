@@ -13,10 +13,14 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 using novelty::host::ClaimsService;
 using novelty::host::ClaimsServiceOptions;
@@ -325,6 +329,50 @@ TEST_F(ServerClaimsTest, CachesInsideTheCorpusAndAMismatchedEncoderAreRefused) {
         std::vector<float> embed(const std::vector<std::string>& t) override { return std::vector<float>(t.size() * 16, 0.25f); }
     };
     EXPECT_THROW(ClaimsService(claims_options(), std::make_unique<Other>()), novelty::UsageError);
+}
+
+TEST_F(ServerClaimsTest, ServeTakesTheClaimsFlagsAndRefusesACacheInTheCorpus) {
+    const auto inside = run_cli("serve --corpus " + shell_quote(corpus()) + " --port 0 --embedder " +
+                                shell_quote(model_dir()) + " --claims-cache " + shell_quote(corpus() + "/claims.sqlite"));
+    EXPECT_EQ(inside.exit_code, 2);
+    EXPECT_NE(inside.err.find("read-only"), std::string::npos) << inside.err;
+
+    const std::string log = tmp_->file("serve.log"), store = tmp_->file("serve_claims.sqlite");
+    const std::string model = model_dir(), dir = corpus();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        FILE* err = std::freopen(log.c_str(), "w", stderr);
+        (void)err;
+        execl(NOVELTY_CLI_PATH, "novelty", "serve", "--corpus", dir.c_str(), "--port", "0", "--threads", "1", "--embedder",
+              model.c_str(), "--claims-cache", store.c_str(), "--threshold", "0.9", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int port = 0;
+    const std::regex address(R"(http://127\.0\.0\.1:(\d+))");
+    for (int i = 0; i < 3000 && port == 0; ++i) {
+        std::smatch m;
+        std::string text;
+        try {
+            text = novelty::test::read_file(log);
+        } catch (const std::exception&) {  // not created yet
+        }
+        if (std::regex_search(text, m, address)) port = std::stoi(m[1]);
+        else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(port, 0) << novelty::test::read_file(log);
+    const Reply created = request(port, "POST", "/v1/claims", json{{"proposals", proposals()}}.dump());
+    ASSERT_EQ(created.status, 202) << created.text;
+    const Reply done = poll(port, created.body["id"]);
+    EXPECT_EQ(done.body["status"], "done") << done.text;
+    EXPECT_EQ(done.body["result"]["results"].size(), 3u);
+    EXPECT_EQ(done.body["result"]["approximate"], true);
+    ASSERT_EQ(kill(pid, SIGTERM), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_TRUE(fs::exists(store)) << "--claims-cache was not used";
+    EXPECT_NE(novelty::test::read_file(log).find("offline stages"), std::string::npos) << novelty::test::read_file(log);
 }
 
 }  // namespace
