@@ -13,6 +13,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <regex>
@@ -77,6 +78,25 @@ std::set<std::string> listing(const std::string& dir) {
     for (const auto& e : fs::recursive_directory_iterator(dir))
         out.insert(e.path().string() + (e.is_regular_file() ? ":" + std::to_string(e.file_size()) : "/"));
     return out;
+}
+
+/// Equal JSON with the same keys, numbers within 1e-5. With an LLM, which proposals are embedded
+/// together depends on when their extractions arrive, and the encoder's matrix products (so the
+/// last bits of a similarity) depend on the group a text is embedded in.
+bool nearly_equal(const json& a, const json& b) {
+    if (a.is_number() && b.is_number()) return std::abs(a.get<double>() - b.get<double>()) <= 1e-5;
+    if (a.type() != b.type() || a.size() != b.size()) return false;
+    if (a.is_array()) {
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (!nearly_equal(a[i], b[i])) return false;
+        return true;
+    }
+    if (a.is_object()) {
+        for (auto it = a.begin(); it != a.end(); ++it)
+            if (!b.contains(it.key()) || !nearly_equal(it.value(), b[it.key()])) return false;
+        return true;
+    }
+    return a == b;
 }
 
 std::string model_dir() { return novelty::test::fixture("encoder/tiny-bert-cls"); }
@@ -257,7 +277,8 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto lines = lines_of(out);
     ASSERT_EQ(lines.size(), 3u);
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(result["results"][i], lines[i]) << "record " << i;
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(nearly_equal(result["results"][i], lines[i])) << result["results"][i] << "\n" << lines[i];
 }
 
 TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {
