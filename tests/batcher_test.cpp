@@ -150,3 +150,31 @@ TEST(JobRegistry, StopLetsTheRunningJobFinishAndFailsQueuedOnes) {
     EXPECT_EQ(jobs.get(second)->state, JobState::failed);
     EXPECT_THROW(jobs.submit("test", [] { return std::string(); }), std::runtime_error);
 }
+
+TEST(JobRegistry, ShowsTheLastProgressAWorkReported) {
+    JobRegistry jobs(1);
+    std::atomic<bool> reported{false}, release{false};
+    const std::string id = jobs.submit_with_progress("test", [&](const novelty::host::JobProgressFn& progress) {
+        progress("items", 2, 5);
+        reported = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        progress("items", 5, 5);
+        return std::string("1");
+    });
+    while (!reported) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto running = jobs.get(id);
+    ASSERT_TRUE(running->progress.has_value());
+    EXPECT_EQ(running->state, JobState::running);
+    EXPECT_EQ(running->progress->stage, "items");
+    EXPECT_EQ(running->progress->done, 2u);
+    EXPECT_EQ(running->progress->total, 5u);
+    release = true;
+    for (int i = 0; i < 2000 && jobs.get(id)->state != JobState::done; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(jobs.get(id)->progress->done, 5u);
+    // Work without progress reports none.
+    const std::string plain = jobs.submit("test", [] { return std::string("2"); });
+    for (int i = 0; i < 2000 && jobs.get(plain)->state != JobState::done; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_FALSE(jobs.get(plain)->progress.has_value());
+}

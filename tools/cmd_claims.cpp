@@ -10,6 +10,7 @@
 #include "novelty/query_records.hpp"
 #include "novelty_host/chat_client.hpp"
 #include "novelty_host/claimnov_pipeline.hpp"
+#include "novelty_host/claims_setup.hpp"
 #include "novelty_host/progress.hpp"
 #include "novelty_host/resumable_output.hpp"
 
@@ -110,19 +111,6 @@ bool writable_dir(const std::string& dir) {
     return ok;
 }
 
-std::unique_ptr<host::ChatClient> make_client(const ClaimsArgs& a, const std::string& url, const std::string& model,
-                                              const std::string& cache) {
-    host::ChatClientOptions o;
-    o.base_url = url;
-    o.model = model;
-    o.api_key = a.llm_key;
-    o.concurrency = a.concurrency;
-    o.timeout_seconds = a.timeout;
-    o.max_retries = a.retries;
-    o.cache_path = cache;
-    return std::make_unique<host::ChatClient>(host::chat_options_from_env(o, a.concurrency_given));
-}
-
 int run_claims(const ClaimsArgs& a) {
     const Corpus corpus = Corpus::open(a.corpus);
     const std::vector<QueryRecord> records = read_query_records(a.proposals);
@@ -132,57 +120,21 @@ int run_claims(const ClaimsArgs& a) {
     if (!a.cutoff.empty()) cutoff = parse_cutoff(a.cutoff);
     const std::vector<std::string> global_exclude = split_ids(a.exclude);
 
-    // Per proposal: visible row prefix and excluded rows.
-    std::vector<host::PipelineProposal> proposals;
-    std::vector<ordered_json> provenance;
-    std::size_t max_limit = 0;
-    for (const QueryRecord& r : records) {
-        host::PipelineProposal p;
-        p.id = r.id;
-        p.text = {"", r.title, r.text};
-        std::string cutoff_text;
-        if (r.date) {
-            p.row_limit = corpus.rows_through(*r.date);
-            cutoff_text = r.date->text();
-        } else if (cutoff) {
-            p.row_limit = corpus.rows_through(*cutoff);
-            cutoff_text = a.cutoff;
-        } else {
-            p.row_limit = corpus.size();
-        }
-        ordered_json excluded = ordered_json::array();
-        std::vector<std::string> ids = global_exclude;
-        ids.insert(ids.end(), r.exclude.begin(), r.exclude.end());
-        if (corpus.find_row(r.id)) ids.push_back(r.id);
-        for (const std::string& id : ids) {
-            excluded.push_back(id);
-            if (auto row = corpus.find_row(id)) p.excluded_rows.push_back(static_cast<std::int64_t>(*row));
-        }
-        max_limit = std::max(max_limit, p.row_limit);
-        provenance.push_back({{"cutoff", cutoff_text.empty() ? ordered_json(nullptr) : ordered_json(cutoff_text)},
-                              {"excluded", excluded}});
-        proposals.push_back(std::move(p));
-    }
-
-    // The pool: the --pool papers, else every paper any proposal can see.
-    std::vector<host::PoolPaper> pool;
+    // Per proposal: visible row prefix and excluded rows; the pool: the --pool papers, else
+    // every paper any proposal can see.
+    std::vector<host::ClaimsProposalInput> inputs;
+    for (const QueryRecord& r : records) inputs.push_back({r.id, r.title, r.text, r.date, r.exclude});
+    std::optional<std::vector<std::size_t>> pool_rows;
     if (!a.pool.empty()) {
-        std::set<std::size_t> rows;
+        pool_rows.emplace();
         for (const auto& [id, line] : read_pool_ids(a.pool)) {
             const auto row = corpus.find_row(id);
             if (!row) throw InputError(a.pool, line, "paper '" + id + "' is not in the corpus " + corpus.dir());
-            rows.insert(*row);
-        }
-        for (std::size_t row : rows) {
-            const Paper p = corpus.paper(row);
-            pool.push_back({row, p.id, p.title, p.abstract});
-        }
-    } else {
-        for (std::size_t row = 0; row < max_limit; ++row) {
-            const Paper p = corpus.paper(row);
-            pool.push_back({row, p.id, p.title, p.abstract});
+            pool_rows->push_back(*row);
         }
     }
+    host::PreparedClaims prepared = host::prepare_claims(corpus, inputs, cutoff, a.cutoff, global_exclude, pool_rows);
+    const std::vector<host::PipelineProposal>& proposals = prepared.proposals;
 
     // Caches live with the corpus when it is writable.
     const std::string cache_dir = corpus.dir() + "/cache";
@@ -198,42 +150,30 @@ int run_claims(const ClaimsArgs& a) {
     }
 
     // Stages.
-    std::unique_ptr<host::ChatClient> llm_client, judge_client;
-    std::unique_ptr<host::ClaimExtractor> extractor;
-    std::unique_ptr<host::EntailmentGrader> grader;
-    std::unique_ptr<host::VerdictJudge> judge;
-    if (a.llm == "offline") {
-        extractor = host::make_offline_extractor();
-        grader = host::make_offline_grader();
-    } else {
-        llm_client = make_client(a, a.llm == "env" ? "" : a.llm, a.llm_model, response_cache);
-        extractor = host::make_llm_extractor(*llm_client);
-        grader = host::make_llm_grader(*llm_client);
-    }
-    const bool approximate = extractor->approximate() || grader->approximate();
-    if (a.judge == "rule") {
-        judge = host::make_rule_judge(approximate ? host::offline_label : "rule");
-    } else if (a.judge == "llm") {
-        if (!llm_client) throw UsageError("--judge llm needs --llm URL (or give the judge's own URL)");
-        judge = host::make_llm_judge(*llm_client);
-    } else {
-        judge_client = make_client(a, a.judge, a.judge_model.empty() ? a.llm_model : a.judge_model, response_cache);
-        judge = host::make_llm_judge(*judge_client);
-    }
+    host::ClaimsLlmSettings settings;
+    settings.llm = a.llm;
+    settings.llm_model = a.llm_model;
+    settings.llm_key = a.llm_key;
+    settings.judge = a.judge;
+    settings.judge_model = a.judge_model;
+    settings.concurrency = a.concurrency;
+    settings.concurrency_given = a.concurrency_given;
+    settings.timeout_seconds = a.timeout;
+    settings.retries = a.retries;
+    settings.response_cache = response_cache;
+    host::ClaimStageSet stages(settings);
+    const bool approximate = stages.approximate();
 
     auto embedder = embedder_for_corpus(corpus, a.embedder);
     host::PipelineOptions options;
     options.window = a.window;
     options.params.rule_novelty_threshold = a.threshold;
-    options.cancel = [&] {
-        if (llm_client) llm_client->cancel();
-        if (judge_client) judge_client->cancel();
-    };
-    host::ClaimNovPipeline pipeline(*extractor, *grader, *judge, *embedder, options);
+    options.cancel = [&] { stages.cancel(); };
+    host::ClaimNovPipeline pipeline(stages.extractor(), stages.grader(), stages.judge(), *embedder, options);
 
     host::ProgressBar pool_bar("pool claims", "papers", a.quiet);
     const host::PoolStats stats =
-        pipeline.prepare_pool(std::move(pool), *store, [&](std::size_t done, std::size_t total) { pool_bar.update(done, total); });
+        pipeline.prepare_pool(std::move(prepared.pool), *store, [&](std::size_t done, std::size_t total) { pool_bar.update(done, total); });
     pool_bar.finish();
     if (!a.quiet)
         std::fprintf(stderr, "novelty: pool: %s, %s (%s extracted now, %s embedded now)\n",
@@ -245,17 +185,15 @@ int run_claims(const ClaimsArgs& a) {
         for (const auto& f : stats.failures) std::fprintf(stderr, "  %s\n", f.c_str());
     }
 
-    const std::string stage_extractor = extractor->name(), stage_grader = grader->name(), stage_judge = judge->name();
-    const std::string identity = corpus.identity();
-    auto context_of = [&](std::size_t i) {
-        ordered_json ctx;
-        ctx["approximate"] = approximate;
-        ctx["stages"] = {{"extractor", stage_extractor}, {"grader", stage_grader}, {"judge", stage_judge}};
-        ordered_json prov = {{"corpus", identity}, {"embedder", embedder->name()}, {"pool_papers", stats.papers}};
-        for (const auto& [key, value] : provenance[i].items()) prov[key] = value;
-        ctx["provenance"] = prov;
-        return ctx.dump();
-    };
+    host::ClaimsRunInfo info;
+    info.approximate = approximate;
+    info.extractor = stages.extractor().name();
+    info.grader = stages.grader().name();
+    info.judge = stages.judge().name();
+    info.corpus_identity = corpus.identity();
+    info.embedder = embedder->name();
+    info.pool_papers = stats.papers;
+    auto context_of = [&](std::size_t i) { return host::claims_context_json(info, prepared.provenance[i]); };
 
     std::unique_ptr<host::ResumableOutput> output;
     std::vector<host::PipelineProposal> todo;
@@ -294,8 +232,8 @@ int run_claims(const ClaimsArgs& a) {
                      count_of(proposals.size(), "proposal").c_str(), thousands(proposals.size() - todo.size()).c_str(),
                      thousands(n_failed).c_str(), thousands(n_errors).c_str(), a.out.c_str());
     }
-    for (const auto* client : {llm_client.get(), judge_client.get()}) {
-        if (client == nullptr || a.quiet) continue;
+    for (const auto* client : stages.clients()) {
+        if (a.quiet) continue;
         for (const auto& [stage, u] : client->usage())
             std::fprintf(stderr, "novelty: llm %s %s: %llu calls, %llu cached, %llu failed, %llu+%llu tokens\n",
                          client->options().model.c_str(), stage.c_str(), static_cast<unsigned long long>(u.calls),

@@ -4,13 +4,16 @@
 #include "embedder_choice.hpp"
 
 #include "novelty/error.hpp"
+#include "novelty_host/claims_service.hpp"
 #include "novelty_host/server.hpp"
+#include "novelty_host/shared_embedder.hpp"
 
 #include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -25,6 +28,7 @@ struct ServeArgs {
     bool no_batching = false;
     EmbedderFlags embedder;
     DeviceFlags device;
+    host::ClaimsServiceOptions claims;  ///< POST /v1/claims: the flags of `novelty claims`
     bool quiet = false;
 };
 
@@ -55,21 +59,33 @@ int run_serve(ServeArgs& args) {
         if (!quiet) std::fprintf(stderr, "novelty serve: %s\n", message.c_str());
     };
 
-    // The encoder for text records, made now so that a missing model shows at start.
+    // The encoder for text records (shared with claims jobs), made now so that a missing model
+    // shows at start.
+    std::function<std::unique_ptr<Embedder>()> embedder_views;
     {
         EmbedderFlags flags = args.embedder;
         flags.threads = options.threads;
         try {
             const Corpus corpus = Corpus::open(options.corpus_dir);
-            auto embedder = std::make_shared<std::unique_ptr<Embedder>>(embedder_for_corpus(corpus, flags));
-            options.make_embedder = [embedder] { return std::move(*embedder); };
+            embedder_views = host::share_embedder(embedder_for_corpus(corpus, flags));
+            options.make_embedder = embedder_views;
         } catch (const CorpusError&) {
             throw;
         } catch (const std::exception& e) {
             if (!args.embedder.spec.empty()) throw;
             std::fprintf(stderr, "novelty serve: warning: no encoder for text records (%s); requests must send vectors "
-                                 "or corpus paper ids\n", e.what());
+                                 "or corpus paper ids, and POST /v1/claims is off\n", e.what());
         }
+    }
+    std::shared_ptr<host::ClaimsService> claims;
+    if (embedder_views) {
+        host::ClaimsServiceOptions claims_options = args.claims;
+        claims_options.corpus_dir = options.corpus_dir;
+        claims_options.max_proposals = options.max_records;
+        claims_options.max_text_bytes = options.max_text_bytes;
+        if (claims_options.llm.response_cache == "none") claims_options.llm.response_cache.clear();
+        claims = std::make_shared<host::ClaimsService>(claims_options, embedder_views());
+        options.on_log(claims->describe());
     }
 
     // SIGINT and SIGTERM are taken by sigwait below; block them before any thread starts.
@@ -80,6 +96,7 @@ int run_serve(ServeArgs& args) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     host::Server server(options);
+    if (claims) host::add_claims_endpoint(server, claims);
     server.start();
     const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
     if (!loopback && options.token.empty())
@@ -96,6 +113,35 @@ int run_serve(ServeArgs& args) {
     server.stop();
     std::fprintf(stderr, "novelty serve: stopped\n");
     return exit_ok;
+}
+
+/// The flags of POST /v1/claims, named as in `novelty claims`.
+void add_claims_flags(CLI::App& serve, ServeArgs& a) {
+    host::ClaimsServiceOptions& c = a.claims;
+    serve.add_option("--llm", c.llm.llm,
+                     "Claims: extraction and grading by 'offline' (default; an approximation), the base URL of an "
+                     "OpenAI-compatible server, or 'env' for $NOVELTY_LLM_BASE_URL");
+    serve.add_option("--llm-model", c.llm.llm_model, "Claims: model name (default: $NOVELTY_LLM_MODEL)");
+    serve.add_option("--llm-key", c.llm.llm_key, "Claims: API key (default: $NOVELTY_LLM_API_KEY, else $OPENAI_API_KEY)");
+    serve.add_option("--judge", c.llm.judge,
+                     "Claims: default verdict judge: 'rule' (default), 'llm' (the --llm server) or another base URL; "
+                     "a request may ask for \"judge\": \"rule\" or \"llm\"");
+    serve.add_option("--judge-model", c.llm.judge_model, "Claims: model of a --judge URL (default: the --llm-model)");
+    serve.add_option("--concurrency", c.llm.concurrency,
+                     "Claims: LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+        ->each([&c](const std::string&) { c.llm.concurrency_given = true; });
+    serve.add_option("--timeout", c.llm.timeout_seconds, "Claims: seconds per LLM attempt (default 120)");
+    serve.add_option("--retries", c.llm.retries, "Claims: retries per LLM call after the first attempt (default 5)");
+    serve.add_option("--cache", c.llm.response_cache,
+                     "Claims: LLM response cache (SQLite) outside the corpus; default none");
+    serve.add_option("--claims-cache", c.claims_cache,
+                     "Claims: pool claim store (SQLite) outside the corpus; default in memory (pool claims are "
+                     "extracted once per server run)");
+    serve.add_option("--window", c.window, "Claims: proposals in flight at once within a job (default 64)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    serve.add_option("--threshold", c.threshold,
+                     "Claims: no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
 }
 
 }  // namespace
@@ -132,6 +178,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     serve->add_option("--http-threads", o.http_threads, "Connections served at once (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
     add_embedder_flags(*serve, a->embedder);
+    add_claims_flags(*serve, *a);
     serve->add_flag("-q,--quiet", a->quiet, "No log lines on stderr");
     serve->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_serve(*a); }); });
 }

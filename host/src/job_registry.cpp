@@ -41,7 +41,7 @@ const char* job_state_name(JobState state) {
 
 struct JobRegistry::Job {
     JobSnapshot snapshot;
-    Work work;
+    ProgressWork work;
 };
 
 JobRegistry::JobRegistry(std::size_t workers, std::size_t keep_finished) : keep_finished_(keep_finished) {
@@ -51,6 +51,10 @@ JobRegistry::JobRegistry(std::size_t workers, std::size_t keep_finished) : keep_
 JobRegistry::~JobRegistry() { stop(); }
 
 std::string JobRegistry::submit(const std::string& kind, Work work) {
+    return submit_with_progress(kind, [work = std::move(work)](const JobProgressFn&) { return work(); });
+}
+
+std::string JobRegistry::submit_with_progress(const std::string& kind, ProgressWork work) {
     auto job = std::make_shared<Job>();
     job->snapshot.kind = kind;
     job->snapshot.created_unix = now_unix();
@@ -110,12 +114,16 @@ void JobRegistry::run() {
         std::shared_ptr<Job> job = queue_.front();
         queue_.pop_front();
         job->snapshot.state = JobState::running;
-        Work work = std::move(job->work);
+        ProgressWork work = std::move(job->work);
         lock.unlock();
+        const JobProgressFn report = [this, job](const std::string& stage, std::size_t done, std::size_t total) {
+            std::lock_guard guard(mutex_);
+            job->snapshot.progress = JobProgress{stage, done, total};
+        };
         std::string result, error;
         bool ok = true;
         try {
-            result = work();
+            result = work(report);
         } catch (const std::exception& e) {
             ok = false;
             error = e.what();

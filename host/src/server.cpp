@@ -193,6 +193,10 @@ struct Server::Impl {
                                          {"created", job->created_unix},
                                          {"finished", job->finished_unix > 0 ? nlohmann::ordered_json(job->finished_unix)
                                                                              : nlohmann::ordered_json(nullptr)}};
+                j["progress"] = job->progress ? nlohmann::ordered_json{{"stage", job->progress->stage},
+                                                                      {"done", job->progress->done},
+                                                                      {"total", job->progress->total}}
+                                              : nlohmann::ordered_json(nullptr);
                 if (job->state == JobState::done) j["result"] = nlohmann::ordered_json::parse(job->result);
                 if (job->state == JobState::failed) j["error"] = job->error;
                 res.set_content(j.dump(), "application/json");
@@ -245,12 +249,18 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
 Server::~Server() { stop(); }
 
 void Server::add_job_endpoint(const std::string& path, const std::string& kind, JobFactory factory) {
+    add_progress_job_endpoint(path, kind, [factory = std::move(factory)](const std::string& body) {
+        return [work = factory(body)](const JobProgressFn&) { return work(); };
+    });
+}
+
+void Server::add_progress_job_endpoint(const std::string& path, const std::string& kind, ProgressJobFactory factory) {
     Impl& s = *impl_;
     if (s.started) throw UsageError("add_job_endpoint: call it before start()");
     s.http.Post(path, [&s, kind, factory](const httplib::Request& req, httplib::Response& res) {
         s.serve(kind, true, req, res, [&] {
-            std::function<std::string()> work = factory(req.body);
-            const std::string id = s.jobs.submit(kind, std::move(work));
+            JobRegistry::ProgressWork work = factory(req.body);
+            const std::string id = s.jobs.submit_with_progress(kind, std::move(work));
             res.status = 202;
             res.set_header("Location", "/v1/jobs/" + id);
             res.set_content(nlohmann::ordered_json{{"id", id}, {"status", "queued"}, {"location", "/v1/jobs/" + id}}.dump(),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "novelty/embedder.hpp"
+#include "novelty_host/job_registry.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -56,6 +57,8 @@ struct ServerOptions {
 /// UsageError for a 400 naming what to fix), then return the work, which runs later on a job
 /// thread and returns the job's result as JSON text.
 using JobFactory = std::function<std::function<std::string()>(const std::string& body)>;
+/// As JobFactory, for work that reports its progress (GET /v1/jobs/{id} shows the last report).
+using ProgressJobFactory = std::function<std::function<std::string(const JobProgressFn&)>(const std::string& body)>;
 
 /// Counts the batcher's backend calls so far, per endpoint kind (score, search, embed).
 struct BatchCounts {
@@ -75,6 +78,8 @@ public:
     /// Adds POST `path` creating a job of `kind` (202 with its id; GET /v1/jobs/{id} polls it).
     /// Call before start().
     void add_job_endpoint(const std::string& path, const std::string& kind, JobFactory factory);
+    /// As add_job_endpoint(), for work that reports progress.
+    void add_progress_job_endpoint(const std::string& path, const std::string& kind, ProgressJobFactory factory);
 
     /// Binds and serves on a background thread; returns once requests are being accepted.
     /// Throws Error when the address cannot be bound.
