@@ -42,6 +42,9 @@ void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty serve`: the HTTP API.
 void add_serve_command(CLI::App& app, int& exit_code);
 
+/// True when `dir` exists or can be made and a file can be written in it (probed, then removed).
+bool writable_dir(const std::string& dir);
+
 /// Formats 87692 as "87,692".
 std::string thousands(unsigned long long n);
 /// "1 record", "2,000 records", "3 queries".

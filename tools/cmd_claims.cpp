@@ -99,18 +99,6 @@ std::unique_ptr<host::PoolClaimStore> open_store(const std::string& path, bool g
     }
 }
 
-bool writable_dir(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return false;
-    const std::string probe = dir + "/.write-probe";
-    std::ofstream f(probe);
-    const bool ok = static_cast<bool>(f);
-    f.close();
-    fs::remove(probe, ec);
-    return ok;
-}
-
 int run_claims(const ClaimsArgs& a) {
     const Corpus corpus = Corpus::open(a.corpus);
     const std::vector<QueryRecord> records = read_query_records(a.proposals);

@@ -24,7 +24,6 @@ namespace novelty::cli {
 
 namespace {
 
-std::string queries_count(std::size_t n) { return n == 1 ? std::string("1 query") : thousands(n) + " queries"; }
 
 constexpr std::size_t queries_per_batch = 1024;
 
@@ -354,17 +353,17 @@ int run_retrieve(const RetrieveArgs& args) {
     bar.finish();
     if (n_empty > 0)
         std::fprintf(stderr, "novelty: note: %s found nothing (no searchable paper before the cutoff, or no matching term)\n",
-                     queries_count(n_empty).c_str());
+                     count_of(n_empty, "query").c_str());
     if (n_short > n_empty)
         std::fprintf(stderr, "novelty: note: %s had fewer than %zu results for some method\n",
-                     queries_count(n_short - n_empty).c_str(), args.k);
+                     count_of(n_short - n_empty, "query").c_str(), args.k);
     if (llm) {
         if (llm->failures() > 0)
             std::fprintf(stderr, "novelty: warning: %s of query rewriting failed (those queries used their text alone)\n",
                          count_of(llm->failures(), "LLM call").c_str());
         if (!args.queries.quiet) llm->print_usage();
     }
-    if (trec) std::fprintf(stderr, "novelty: wrote the run of %s (%zu methods) to %s\n", queries_count(n).c_str(), tags.size(), trec_path.c_str());
+    if (trec) std::fprintf(stderr, "novelty: wrote the run of %s (%zu rankings) to %s\n", count_of(n, "query").c_str(), tags.size(), trec_path.c_str());
     if (jsonl) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), jsonl_path.c_str());
     return exit_ok;
 }

@@ -4,6 +4,8 @@
 #include "novelty/error.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <exception>
 
 namespace novelty::cli {
@@ -33,6 +35,19 @@ std::string thousands(unsigned long long n) {
         out += digits[i];
     }
     return out;
+}
+
+bool writable_dir(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return false;
+    const std::string probe = dir + "/.write-probe";
+    std::ofstream f(probe);
+    const bool ok = static_cast<bool>(f);
+    f.close();
+    fs::remove(probe, ec);
+    return ok;
 }
 
 std::string count_of(unsigned long long n, const std::string& noun) {

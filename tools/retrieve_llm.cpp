@@ -1,5 +1,7 @@
 #include "retrieve_llm.hpp"
 
+#include "cli_common.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,18 +12,6 @@ namespace novelty::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool writable_dir(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return false;
-    const std::string probe = dir + "/.write-probe";
-    std::ofstream f(probe);
-    const bool ok = static_cast<bool>(f);
-    f.close();
-    fs::remove(probe, ec);
-    return ok;
-}
 
 /// The response cache file: --cache, none, or the corpus's cache directory when writable.
 std::string response_cache(const RetrieveLlmFlags& flags, const std::string& corpus_dir) {
