@@ -25,6 +25,9 @@ namespace novelty::host {
 
 namespace {
 
+using detail::format_seconds;
+using detail::lookup_env;
+
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -33,17 +36,6 @@ constexpr double backoff_jitter = 0.1;
 constexpr int max_poll_ms = 100;
 
 std::once_flag curl_global_once;
-
-std::string lookup_env(const EnvironmentLookup& lookup, const char* name) {
-    const char* value = lookup ? lookup(name) : std::getenv(name);
-    return value != nullptr ? std::string(value) : std::string();
-}
-
-std::string format_seconds(double seconds) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g s", seconds);
-    return buf;
-}
 
 /// A queued or running call.
 struct Job {

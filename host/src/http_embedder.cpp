@@ -25,6 +25,8 @@ namespace novelty::host {
 
 namespace {
 
+using detail::format_seconds;
+using detail::lookup_env;
 using detail::add_header_line;
 using detail::body_excerpt;
 using detail::retry_after_seconds;
@@ -37,17 +39,6 @@ using json = nlohmann::json;
 /// How much of a response body goes into an error message.
 /// Fraction of each computed backoff taken off at random, so that clients do not retry in step.
 constexpr double backoff_jitter = 0.1;
-
-std::string lookup_env(const EnvironmentLookup& lookup, const char* name) {
-    const char* value = lookup ? lookup(name) : std::getenv(name);
-    return value != nullptr ? std::string(value) : std::string();
-}
-
-std::string format_seconds(double seconds) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g s", seconds);
-    return buf;
-}
 
 /// What to fix, for statuses that are not retried.
 std::string status_hint(long status) {

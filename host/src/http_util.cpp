@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -23,6 +24,17 @@ std::optional<double> parse_seconds(const std::string& text) {
 }
 
 }  // namespace
+
+std::string lookup_env(const std::function<const char*(const char*)>& lookup, const char* name) {
+    const char* value = lookup ? lookup(name) : std::getenv(name);
+    return value != nullptr ? std::string(value) : std::string();
+}
+
+std::string format_seconds(double seconds) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g s", seconds);
+    return buf;
+}
 
 std::string to_lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

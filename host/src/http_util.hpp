@@ -4,12 +4,18 @@
 
 #include <curl/curl.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 namespace novelty::host::detail {
 
+/// The value of environment variable `name` through `lookup` (std::getenv when empty); "" when
+/// unset.
+std::string lookup_env(const std::function<const char*(const char*)>& lookup, const char* name);
+/// "1.5 s".
+std::string format_seconds(double seconds);
 /// Lower-cases ASCII letters.
 std::string to_lower(std::string s);
 /// Strips leading and trailing whitespace.
