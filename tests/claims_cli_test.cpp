@@ -1,5 +1,6 @@
 // novelty claims offline on a tiny corpus (no network), its resume, and novelty eval claimnov
 // reproducing the paper's ClaimNov row from result and label files.
+#include "json_lines.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,13 +15,6 @@ using novelty::test::TempDir;
 using json = nlohmann::json;
 
 namespace {
-
-std::vector<json> lines_of(const std::string& path) {
-    std::vector<json> out;
-    std::istringstream in(novelty::test::read_file(path));
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-}
 
 }  // namespace
 
@@ -58,7 +52,7 @@ TEST(ClaimsCli, RunsOfflineOnATinyCorpusAndLabelsTheApproximation) {
     const std::string base = "claims -q --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("proposals.jsonl"));
     r = run_cli(base + " --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto lines = lines_of(out);
+    const auto lines = novelty::test::json_lines(out);
     ASSERT_EQ(lines.size(), 3u);
     EXPECT_EQ(lines[0]["id"], "copy");
     for (const auto& j : lines) {
@@ -85,7 +79,7 @@ TEST(ClaimsCli, RunsOfflineOnATinyCorpusAndLabelsTheApproximation) {
                 " --resume --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("1 from an earlier run"), std::string::npos) << r.err;
-    const auto resumed = lines_of(out);
+    const auto resumed = novelty::test::json_lines(out);
     ASSERT_EQ(resumed.size(), 3u);
     EXPECT_EQ(resumed[0], lines[0]);
     EXPECT_EQ(resumed[1]["id"], "hidden");

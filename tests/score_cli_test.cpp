@@ -1,6 +1,7 @@
 // novelty score end to end: output keys, CSV, resume, errors.
 #include "novelty/npy.hpp"
 #include "search_reference.hpp"
+#include "json_lines.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -38,13 +39,6 @@ std::string make_corpus(const TempDir& tmp) {
     return tmp.file("c");
 }
 
-std::vector<nlohmann::json> lines_of(const std::string& path) {
-    std::vector<nlohmann::json> out;
-    std::istringstream in(novelty::test::read_file(path));
-    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-    return out;
-}
-
 }  // namespace
 
 TEST(ScoreCli, WritesTheScoreKeysWithProvenance) {
@@ -54,7 +48,7 @@ TEST(ScoreCli, WritesTheScoreKeysWithProvenance) {
                              " --vectors " + shell_quote(tmp.file("ideas.npy")) + " --p 10 --q 5 --split 2010";
     const auto r = run_cli(base + " --out " + shell_quote(tmp.file("s.jsonl")));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto lines = lines_of(tmp.file("s.jsonl"));
+    const auto lines = novelty::test::json_lines(tmp.file("s.jsonl"));
     ASSERT_EQ(lines.size(), 5u);
     for (const auto& j : lines) {
         ASSERT_TRUE(j["scores"].contains("rnd"));
@@ -91,7 +85,7 @@ TEST(ScoreCli, ResumeSkipsFinishedIdeas) {
                              " --vectors " + shell_quote(tmp.file("ideas.npy")) + " --p 10 --q 5 --out " +
                              shell_quote(tmp.file("s.jsonl"));
     ASSERT_EQ(run_cli(base).exit_code, 0);
-    auto lines = lines_of(tmp.file("s.jsonl"));
+    auto lines = novelty::test::json_lines(tmp.file("s.jsonl"));
     // An interrupted run: two finished ideas (one marked so a recomputation would show) and a cut line.
     lines[0]["scores"]["rnd"] = 123.0;
     novelty::test::write_file(tmp.file("s.jsonl.partial"), lines[0].dump() + "\n" + lines[1].dump() + "\n{\"id\": \"i3\", \"sco");
@@ -101,7 +95,7 @@ TEST(ScoreCli, ResumeSkipsFinishedIdeas) {
     EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
     r = run_cli(base + " --resume");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto resumed = lines_of(tmp.file("s.jsonl"));
+    const auto resumed = novelty::test::json_lines(tmp.file("s.jsonl"));
     ASSERT_EQ(resumed.size(), 5u);
     EXPECT_EQ(resumed[0]["scores"]["rnd"], 123.0);  // kept, not recomputed
     std::vector<std::string> ids;
@@ -130,5 +124,5 @@ TEST(ScoreCli, AReadOnlyCorpusIsScoredWithAWarning) {
                            shell_quote(tmp.file("s.jsonl")));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("warning: the neighbour densities could not be cached"), std::string::npos) << r.err;
-    EXPECT_EQ(lines_of(tmp.file("s.jsonl")).size(), 5u);
+    EXPECT_EQ(novelty::test::json_lines(tmp.file("s.jsonl")).size(), 5u);
 }

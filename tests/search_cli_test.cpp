@@ -2,6 +2,7 @@
 #include "novelty/corpus.hpp"
 #include "novelty/npy.hpp"
 #include "search_reference.hpp"
+#include "json_lines.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -29,14 +30,6 @@ std::string make_corpus(const TempDir& tmp) {
     return dir;
 }
 
-std::vector<nlohmann::json> read_lines(const std::string& path) {
-    std::vector<nlohmann::json> lines;
-    std::istringstream in(novelty::test::read_file(path));
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
-    return lines;
-}
-
 }  // namespace
 
 TEST(SearchCli, PaperIdQueriesCutoffsAndExclusions) {
@@ -50,7 +43,7 @@ TEST(SearchCli, PaperIdQueriesCutoffsAndExclusions) {
                                 " --k 20 --exclude g-tie --out " + shell_quote(tmp.file("out.jsonl")));
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_NE(result.err.find("3 queries had fewer than 20 searchable papers"), std::string::npos) << result.err;
-    const auto lines = read_lines(tmp.file("out.jsonl"));
+    const auto lines = novelty::test::json_lines(tmp.file("out.jsonl"));
     ASSERT_EQ(lines.size(), 3u);
     // Output order is input order; the query's own paper and excluded papers never appear.
     EXPECT_EQ(lines[0]["query"], "g-late");
@@ -85,7 +78,7 @@ TEST(SearchCli, NpyQueriesAndParallelVectors) {
     const auto result = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.npy")) +
                                 " --k 1 --out " + shell_quote(tmp.file("out.jsonl")));
     ASSERT_EQ(result.exit_code, 0) << result.err;
-    const auto lines = read_lines(tmp.file("out.jsonl"));
+    const auto lines = novelty::test::json_lines(tmp.file("out.jsonl"));
     EXPECT_EQ(lines[0]["query"], "0");
     EXPECT_EQ(lines[0]["neighbors"][0]["row"], 3);
 
@@ -99,7 +92,7 @@ TEST(SearchCli, NpyQueriesAndParallelVectors) {
                       " --k 1 --out " + shell_quote(tmp.file("out_npy.jsonl")))
                   .exit_code,
               0);
-    EXPECT_EQ(read_lines(tmp.file("out_npy.jsonl"))[42]["neighbors"][0]["id"], "42");
+    EXPECT_EQ(novelty::test::json_lines(tmp.file("out_npy.jsonl"))[42]["neighbors"][0]["id"], "42");
     EXPECT_NEAR(lines[0]["neighbors"][0]["sim"].get<double>(), 1.0, 1e-6);
 
     novelty::test::write_file(tmp.file("ideas.jsonl"), "{\"id\": \"idea\", \"title\": \"Something new\"}\n");
@@ -107,7 +100,7 @@ TEST(SearchCli, NpyQueriesAndParallelVectors) {
                                       shell_quote(tmp.file("ideas.jsonl")) + " --vectors " + shell_quote(tmp.file("q.npy")) +
                                       " --k 2 --out " + shell_quote(tmp.file("out2.jsonl")));
     ASSERT_EQ(with_vectors.exit_code, 0) << with_vectors.err;
-    EXPECT_EQ(read_lines(tmp.file("out2.jsonl"))[0]["neighbors"][0]["row"], 3);
+    EXPECT_EQ(novelty::test::json_lines(tmp.file("out2.jsonl"))[0]["neighbors"][0]["row"], 3);
 }
 
 TEST(SearchCli, ErrorsNameTheFileAndProblem) {
@@ -200,7 +193,7 @@ TEST(EmbedCli, EmbedsCorporaRecordsAndTextQueriesWithOneEncoder) {
     r = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
                 " --embedder " + shell_quote(model) + " --k 1 --out " + shell_quote(tmp.file("out.jsonl")));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(read_lines(tmp.file("out.jsonl"))[0]["neighbors"][0]["id"], "g-late");
+    EXPECT_EQ(novelty::test::json_lines(tmp.file("out.jsonl"))[0]["neighbors"][0]["id"], "g-late");
     // Another encoder for the queries is refused.
     r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
                 " --embedder " + shell_quote(tmp.file("nowhere")));

@@ -7,6 +7,7 @@
 #include "novelty/text_encoder.hpp"
 #include "novelty_host/claims_service.hpp"
 #include "novelty_host/server.hpp"
+#include "json_lines.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -65,38 +66,12 @@ Reply poll(int port, const std::string& id, const std::string& token = "") {
     return r;
 }
 
-std::vector<json> lines_of(const std::string& path) {
-    std::vector<json> out;
-    std::istringstream in(novelty::test::read_file(path));
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-}
-
 /// Every file under `dir` with its size, to show nothing was written there.
 std::set<std::string> listing(const std::string& dir) {
     std::set<std::string> out;
     for (const auto& e : fs::recursive_directory_iterator(dir))
         out.insert(e.path().string() + (e.is_regular_file() ? ":" + std::to_string(e.file_size()) : "/"));
     return out;
-}
-
-/// Equal JSON with the same keys, numbers within 1e-5. With an LLM, which proposals are embedded
-/// together depends on when their extractions arrive, and the encoder's matrix products (so the
-/// last bits of a similarity) depend on the group a text is embedded in.
-bool nearly_equal(const json& a, const json& b) {
-    if (a.is_number() && b.is_number()) return std::abs(a.get<double>() - b.get<double>()) <= 1e-5;
-    if (a.type() != b.type() || a.size() != b.size()) return false;
-    if (a.is_array()) {
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!nearly_equal(a[i], b[i])) return false;
-        return true;
-    }
-    if (a.is_object()) {
-        for (auto it = a.begin(); it != a.end(); ++it)
-            if (!b.contains(it.key()) || !nearly_equal(it.value(), b[it.key()])) return false;
-        return true;
-    }
-    return a == b;
 }
 
 std::string model_dir() { return novelty::test::fixture("encoder/tiny-bert-cls"); }
@@ -216,7 +191,7 @@ TEST_F(ServerClaimsTest, OfflineJobEqualsTheCliRecordsAndLeavesTheCorpusAlone) {
                            shell_quote(model_dir()) + " --claims-cache " + shell_quote(tmp_->file("cli_claims.sqlite")) +
                            " --cache none --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto lines = lines_of(out);
+    const auto lines = novelty::test::json_lines(out);
     ASSERT_EQ(lines.size(), 3u);
     for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(result["results"][i], lines[i]) << "record " << i;
 }
@@ -275,10 +250,10 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
                            " --embedder " + shell_quote(model_dir()) + " --claims-cache " +
                            shell_quote(tmp_->file("cli_llm_claims.sqlite")) + " --cache none --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto lines = lines_of(out);
+    const auto lines = novelty::test::json_lines(out);
     ASSERT_EQ(lines.size(), 3u);
     for (std::size_t i = 0; i < 3; ++i)
-        EXPECT_TRUE(nearly_equal(result["results"][i], lines[i])) << result["results"][i] << "\n" << lines[i];
+        EXPECT_TRUE(novelty::test::nearly_equal(result["results"][i], lines[i])) << result["results"][i] << "\n" << lines[i];
 }
 
 TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {

@@ -5,6 +5,7 @@
 #include "novelty/npy.hpp"
 #include "novelty_host/server.hpp"
 #include "search_reference.hpp"
+#include "json_lines.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -135,31 +136,6 @@ Reply get(int port, const std::string& path, const std::string& token = "") {
     return r;
 }
 
-std::vector<json> lines_of(const std::string& path) {
-    std::vector<json> out;
-    std::istringstream in(novelty::test::read_file(path));
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-}
-
-// Equal JSON, numbers within 1e-5: batching changes which BLAS kernel computes a query's
-// similarities (it depends on the number of queries), so the last float bits may differ.
-bool nearly_equal(const json& a, const json& b) {
-    if (a.is_number() && b.is_number()) return std::abs(a.get<double>() - b.get<double>()) <= 1e-5;
-    if (a.type() != b.type() || a.size() != b.size()) return false;
-    if (a.is_array()) {
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!nearly_equal(a[i], b[i])) return false;
-        return true;
-    }
-    if (a.is_object()) {
-        for (auto it = a.begin(); it != a.end(); ++it)
-            if (!b.contains(it.key()) || !nearly_equal(it.value(), b[it.key()])) return false;
-        return true;
-    }
-    return a == b;
-}
-
 // The number after `series ` in a Prometheus text page; -1 when absent.
 double metric(const std::string& page, const std::string& series) {
     const auto at = page.find("\n" + series + " ");
@@ -181,7 +157,7 @@ TEST_F(ServerTest, ScoreRepliesAsTheCliWrites) {
                              shell_quote(work.file("ideas.jsonl")) + " --vectors " + shell_quote(work.file("ideas.npy")) +
                              " --p 10 --q 5 --out " + shell_quote(work.file("s.jsonl")));
     ASSERT_EQ(cli.exit_code, 0) << cli.err;
-    const auto expected = lines_of(work.file("s.jsonl"));
+    const auto expected = novelty::test::json_lines(work.file("s.jsonl"));
 
     json ideas = json::array();
     const char* extra[] = {"", "2015", "", "", ""};
@@ -210,7 +186,7 @@ TEST_F(ServerTest, SearchRepliesAsTheCliWritesAndKAndCutoffApply) {
                              shell_quote(work.file("q.jsonl")) + " --vectors " + shell_quote(work.file("q.npy")) +
                              " --k 7 --out " + shell_quote(work.file("hits.jsonl")));
     ASSERT_EQ(cli.exit_code, 0) << cli.err;
-    const auto expected = lines_of(work.file("hits.jsonl"));
+    const auto expected = novelty::test::json_lines(work.file("hits.jsonl"));
 
     json queries = json::array({json{{"id", "a"}, {"vector", vector_json(vectors, 0)}},
                                 json{{"id", "b"}, {"vector", vector_json(vectors, 1)}, {"date", "2004"}},
@@ -503,7 +479,7 @@ TEST_F(ServerTest, LoadOnLoopbackLosesAndDuplicatesNothing) {
                 const json r = json::parse(res->body)["results"];
                 if (r.size() != 1) ++mismatches;
                 const std::string got = r[0][score ? "id" : "query"];
-                if (!nearly_equal(score ? r[0]["scores"] : r[0]["neighbors"], score ? expected_score[v] : expected_search[v]))
+                if (!novelty::test::nearly_equal(score ? r[0]["scores"] : r[0]["neighbors"], score ? expected_score[v] : expected_search[v]))
                     ++mismatches;
                 std::lock_guard lock(mutex);
                 answered.insert(got);

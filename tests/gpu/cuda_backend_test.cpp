@@ -290,6 +290,18 @@ TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {
     expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
 }
 
+TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
+    const auto values = test::random_unit_rows(20000, 256, 22);  // 20 MB in float32
+    const auto query_values = test::random_unit_rows(2, 256, 23);
+    try {
+        cuda_backend(DeviceStorage::f32, std::size_t{1} << 20)
+            ->search(VectorView::of(values, 256), make_queries(query_values, 256), 10);
+        FAIL() << "a 1 MiB budget cannot hold the work buffers and two chunks";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("--device-memory"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(CudaBackend, BadDeviceIndexIsRefused) {
     CudaBackendOptions options;
     options.device = 999;

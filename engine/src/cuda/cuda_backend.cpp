@@ -122,7 +122,7 @@ void finish_rows(const float* vals, const std::int64_t* idx, std::size_t width, 
 class CudaSearchBackend final : public SearchBackend {
 public:
     explicit CudaSearchBackend(const CudaBackendOptions& options)
-        : options_(options), storage_(element_of(options.storage)), device_(options.device) {
+        : storage_(element_of(options.storage)), device_(options.device) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
             cudaGetLastError();
@@ -178,9 +178,12 @@ private:
     /// Bytes of the work buffers for a plan (similarities, tile and merge buffers, queries).
     std::size_t work_bytes(const DeviceTilePlan& plan, std::size_t dim, std::size_t k) const {
         const std::size_t pair = sizeof(float) + sizeof(std::int64_t);
-        return sims_buffers() * plan.query_tile * plan.corpus_tile * sizeof(float) + 2 * plan.query_tile * k * pair +
-               plan.query_batch * (k + filter_capacity(k)) * pair + plan.query_batch * dim * (8 + element_bytes(storage_)) + plan.query_batch * k * pair +
-               select_workspace_ + 2 * staging_bytes_;
+        const std::size_t tiles = sims_buffers() * plan.query_tile * plan.corpus_tile * sizeof(float) +
+                                  2 * plan.query_tile * k * pair;
+        const std::size_t per_query = (k + filter_capacity(k)) * pair  // candidates
+                                      + dim * (sizeof(float) + element_bytes(storage_))  // queries
+                                      + k * pair;  // re-scoring
+        return tiles + plan.query_batch * per_query + select_workspace_ + 2 * staging_bytes_;
     }
 
     /// The resident copy of `corpus` (all its rows), uploading it when needed; null when it
@@ -203,7 +206,6 @@ private:
              const std::vector<std::size_t>& row_limit, const std::vector<std::vector<std::int64_t>>& excluded,
              const ProgressFn& progress);
 
-    CudaBackendOptions options_;
     Element storage_;
     int device_;
     std::size_t budget_ = 0;
@@ -215,8 +217,7 @@ private:
     std::unique_ptr<cuda::Stream> copy_stream_;
     std::unique_ptr<cuda::Stream> gemm_stream_;
     bool overlap_ = true;
-    std::size_t filter_overflows_ = 0;
-    Workspace workspace_;  ///< batches redone without the filter (for tests/diagnostics)
+    Workspace workspace_;
     std::unique_ptr<cuda::Cublas> cublas_;
     std::unique_ptr<kernels::SelectK> select_;
     std::unique_ptr<cuda::RowUploader> uploader_;
@@ -262,9 +263,12 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     cuda::DeviceBuffer chunk_buffers[2];
     if (corpus_rows == nullptr) {
         chunk_rows = std::min(n_rows, room / 2 / std::max<std::size_t>(row_bytes, 1));
-        if (chunk_rows < plan.corpus_tile && chunk_rows < n_rows)
-            throw UsageError("the CUDA memory budget (" + std::to_string(budget_ >> 20) +
-                             " MiB) leaves no room to stream the corpus: raise it or use the CPU backend");
+        if (chunk_rows < plan.corpus_tile && chunk_rows < n_rows) {
+            const std::size_t needed = work + 2 * std::min(plan.corpus_tile, n_rows) * row_bytes;
+            throw UsageError("the CUDA backend's memory budget (" + std::to_string(budget_ >> 20) +
+                             " MiB) is too small for its work buffers plus two corpus chunks: give --device-memory " +
+                             std::to_string((needed >> 20) + 1) + " or more, or use --device cpu");
+        }
         chunk_buffers[0] = cuda::DeviceBuffer(chunk_rows * row_bytes);
         chunk_buffers[1] = cuda::DeviceBuffer(chunk_rows * row_bytes);
     }
@@ -483,7 +487,6 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
             }
             stream_->synchronize();
             if (overflow == 0) break;
-            ++filter_overflows_;
         }
         // The merge rule on the host: the running best k, re-sorted with ties by lower row.
         finish_rows(host_vals, host_idx, k, k, nb, result, b0);
