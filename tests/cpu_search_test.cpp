@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -287,6 +288,45 @@ TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {
     const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{query.data(), 1, dim, {}, {}}, 1);
     EXPECT_EQ(top.row(0, 0), 3);
     EXPECT_NEAR(top.sim(0, 0), 1.0, 1e-6);
+}
+
+TEST(CpuSearch, NamesTheLowestBadQueryWhateverTheThreadOrder) {
+    // 2,000 queries span several normalisation blocks; the bad ones sit in different blocks,
+    // the lowest last in its block, so a thread that finishes first must not decide the message.
+    const std::size_t dim = 8, n = 2000;
+    const auto corpus_values = random_unit_rows(10, dim, 62);
+    auto queries = random_unit_rows(n, dim, 63);
+    auto message_for = [&](const std::vector<float>& values) {
+        try {
+            make_cpu_backend()->search(VectorView::of(corpus_values, dim), SearchQueries{values.data(), n, dim, {}, {}}, 1);
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    auto with_zero = queries;
+    for (std::size_t bad : {1900, 1300, 767})
+        std::fill(with_zero.begin() + bad * dim, with_zero.begin() + (bad + 1) * dim, 0.0f);
+    EXPECT_NE(message_for(with_zero).find("query 767 is a zero vector"), std::string::npos) << message_for(with_zero);
+    with_zero[1000 * dim + 3] = INFINITY;
+    EXPECT_NE(message_for(with_zero).find("query 767 is a zero vector"), std::string::npos);
+    with_zero[512 * dim + 5] = NAN;
+    EXPECT_NE(message_for(with_zero).find("query 512 contains NaN or Inf"), std::string::npos) << message_for(with_zero);
+}
+
+TEST(CpuSearch, ScaledQueriesOfManyBlocksFindTheirOwnRows) {
+    // Each query is a corpus row scaled by its own factor; normalisation in parallel blocks must
+    // map every one back to its row with similarity 1.
+    const std::size_t dim = 16, n = 1500;
+    const auto values = random_unit_rows(n, dim, 64);
+    std::vector<float> scaled = values;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < dim; ++c) scaled[i * dim + c] *= 0.25f + float(i % 37);
+    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(top.row(i, 0), static_cast<std::int64_t>(i)) << i;
+        ASSERT_NEAR(top.sim(i, 0), 1.0, 1e-5) << i;
+    }
 }
 
 TEST(CpuSearch, RejectsBadArguments) {

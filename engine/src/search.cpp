@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
+
+#include "cpu/parallel_for.hpp"
 
 namespace novelty {
 
@@ -30,8 +34,19 @@ void check_k(std::size_t k) {
         throw UsageError("k must be between 1 and " + std::to_string(SearchBackend::max_k) + ", not " + std::to_string(k));
 }
 
-// Checks shapes and returns the queries L2-normalised (a zero or non-finite query is refused).
-SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries, std::vector<float>& storage) {
+/// Where a query failed the checks: the lowest such query and why (npos: none failed).
+struct BadQuery {
+    std::size_t index = std::numeric_limits<std::size_t>::max();
+    bool zero = false;  ///< true: zero norm; false: NaN or Inf
+};
+
+constexpr std::size_t queries_per_block = 256;
+
+// Checks shapes and returns the queries L2-normalised (a zero or non-finite query is refused,
+// naming the lowest such query). Each query's norm is summed in double in a fixed order, so the
+// result does not depend on how the queries are split between threads; blocks of 256
+// queries run on all cores and write straight into `storage` (no separate copy pass).
+SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries, std::unique_ptr<float[]>& storage) {
     if (queries.n_queries > 0 && queries.dim != corpus.dim)
         throw UsageError("dimension mismatch: the queries have dimension " + std::to_string(queries.dim) +
                          " but the corpus has " + std::to_string(corpus.dim));
@@ -42,21 +57,37 @@ SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries,
     if (queries.excluded.n_items() != 0 && queries.excluded.n_items() != queries.n_queries)
         throw UsageError("excluded has " + std::to_string(queries.excluded.n_items()) + " lists for " +
                          std::to_string(queries.n_queries) + " queries");
-    const std::size_t dim = queries.dim;
-    storage.assign(queries.vectors, queries.vectors + queries.n_queries * dim);
-    for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        float* q = storage.data() + i * dim;
-        double sum = 0;
-        for (std::size_t c = 0; c < dim; ++c) {
-            if (!std::isfinite(q[c])) throw UsageError("query " + std::to_string(i) + " contains NaN or Inf");
-            sum += double(q[c]) * q[c];
+    const std::size_t dim = queries.dim, n = queries.n_queries;
+    storage.reset(new float[n * dim]);
+    std::mutex bad_mutex;
+    BadQuery bad;
+    parallel_for_blocks((n + queries_per_block - 1) / queries_per_block, 0, [&](std::size_t block) {
+        const std::size_t end = std::min(n, (block + 1) * queries_per_block);
+        for (std::size_t i = block * queries_per_block; i < end; ++i) {
+            const float* in = queries.vectors + i * dim;
+            // Four interleaved partial sums (independent chains); a NaN or an infinity in the
+            // query makes the sum of squares non-finite, and nothing else can.
+            double part[4] = {0, 0, 0, 0};
+            std::size_t c = 0;
+            for (; c + 4 <= dim; c += 4)
+                for (std::size_t j = 0; j < 4; ++j) part[j] += double(in[c + j]) * in[c + j];
+            for (; c < dim; ++c) part[0] += double(in[c]) * in[c];
+            const double sum = (part[0] + part[1]) + (part[2] + part[3]);
+            const bool finite = std::isfinite(sum);
+            if (!finite || sum == 0) {
+                std::lock_guard<std::mutex> lock(bad_mutex);
+                if (i < bad.index) bad = BadQuery{i, finite};
+                return;  // later queries of this block cannot be the lowest bad one
+            }
+            const double inv = 1.0 / std::sqrt(sum);
+            float* out = storage.get() + i * dim;
+            for (std::size_t c = 0; c < dim; ++c) out[c] = static_cast<float>(in[c] * inv);
         }
-        if (sum == 0) throw UsageError("query " + std::to_string(i) + " is a zero vector");
-        const double inv = 1.0 / std::sqrt(sum);
-        for (std::size_t c = 0; c < dim; ++c) q[c] = static_cast<float>(q[c] * inv);
-    }
+    });
+    if (bad.index != BadQuery{}.index)
+        throw UsageError("query " + std::to_string(bad.index) + (bad.zero ? " is a zero vector" : " contains NaN or Inf"));
     SearchQueries out = queries;
-    out.vectors = storage.data();
+    out.vectors = storage.get();
     return out;
 }
 
@@ -65,7 +96,7 @@ SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries,
 TopK SearchBackend::search(const VectorView& corpus, const SearchQueries& queries, std::size_t k) {
     check_corpus(corpus);
     check_k(k);
-    std::vector<float> storage;
+    std::unique_ptr<float[]> storage;
     return search_impl(corpus, normalised(corpus, queries, storage), k);
 }
 
@@ -92,7 +123,7 @@ TopK SearchBackend::search_candidates(const VectorView& corpus, const SearchQuer
         if (row < 0 || static_cast<std::size_t>(row) >= corpus.n_rows)
             throw UsageError("candidate row " + std::to_string(row) + " is outside the corpus (" +
                              std::to_string(corpus.n_rows) + " rows)");
-    std::vector<float> storage;
+    std::unique_ptr<float[]> storage;
     return search_candidates_impl(corpus, normalised(corpus, queries, storage), candidates, k);
 }
 

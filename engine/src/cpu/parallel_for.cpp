@@ -1,8 +1,10 @@
 #include "cpu/parallel_for.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -70,6 +72,19 @@ void parallel_for_blocks(std::size_t n_blocks, std::size_t threads, const std::f
     for (auto& worker : workers) worker.join();
     if (error) std::rethrow_exception(error);
     if (progress) progress(n_blocks, n_blocks);
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes) {
+    constexpr std::size_t piece = std::size_t{4} << 20;
+    if (bytes <= 2 * piece) {
+        if (bytes > 0) std::memcpy(dst, src, bytes);
+        return;
+    }
+    parallel_for_blocks((bytes + piece - 1) / piece, 0, [&](std::size_t block) {
+        const std::size_t first = block * piece;
+        std::memcpy(static_cast<unsigned char*>(dst) + first, static_cast<const unsigned char*>(src) + first,
+                    std::min(piece, bytes - first));
+    });
 }
 
 }  // namespace novelty

@@ -16,4 +16,9 @@ std::size_t resolve_threads(std::size_t requested);
 void parallel_for_blocks(std::size_t n_blocks, std::size_t threads, const std::function<void(std::size_t)>& fn,
                          const ProgressFn& progress = {});
 
+/// memcpy of `bytes` bytes, split into 4 MiB pieces copied on all cores when there are more than
+/// two of them (one thread cannot fill the memory bandwidth of a large machine); smaller copies
+/// run on the calling thread. The ranges must not overlap.
+void parallel_copy(void* dst, const void* src, std::size_t bytes);
+
 }  // namespace novelty

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "convert_values.cuh"
+#include "cpu/parallel_for.hpp"
 
 namespace novelty::cuda {
 
@@ -32,7 +33,7 @@ void RowUploader::upload(const VectorView& view, std::size_t first, std::size_t 
         const std::size_t n = std::min(piece_rows, n_rows - done);
         // The slot's previous transfer must have finished before the host overwrites it.
         if (slot_used_[slot]) slot_free_[slot].synchronize();
-        std::memcpy(pinned_[slot].get(), source_bytes + done * source_row_bytes, n * source_row_bytes);
+        parallel_copy(pinned_[slot].get(), source_bytes + done * source_row_bytes, n * source_row_bytes);
         void* target = target_bytes + done * target_row_bytes;
         if (!convert) {
             NOVELTY_CUDA_CHECK(cudaMemcpyAsync(target, pinned_[slot].get(), n * source_row_bytes,
