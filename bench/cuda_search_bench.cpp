@@ -1,13 +1,14 @@
 // Times the CUDA backend on random unit vectors, for bench/device_check.sh. Runs on a GPU
 // machine; prints one JSON object per measurement on stdout.
 //   cuda_search_bench gemm-rate                          cuBLAS bf16 rate (8192^3, TFLOP/s)
-//   cuda_search_bench search --rows N --queries Q --dim D --k K [--storage f16] [--reps R]
+//   cuda_search_bench search --rows N --queries Q --dim D --k K [--storage f16] [--reps R] [--profile F]
 //   cuda_search_bench selfjoin --rows N --dim D --q Q [--k-stored K] [--storage f16]
 //   cuda_search_bench sweep --rows N --queries Q --dim D --k K --variants A:O:QT:CT,...  (tuning)
 // Vectors are generated on the host (normal approximated by a sum of four uniforms, then
 // L2-normalised) and held as float16, as a corpus's vectors.npy would be. Search times include
 // copying queries in and results out and the host's final ordering; the corpus upload is done
-// by an untimed warm-up call and reported separately.
+// by an untimed warm-up call and reported separately. --profile F adds one call on a fresh
+// backend with NOVELTY_CUDA_PROFILE=F and prints its time per phase ({"mode": "profile"}).
 #include "novelty/backends.hpp"
 #include "novelty/half.hpp"
 #include "novelty/search.hpp"
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -30,6 +32,15 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+/// The last non-empty line of a text file ("null" when there is none).
+std::string last_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line, last = "null";
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    return last;
+}
 
 double seconds_since(clock_type::time_point start) {
     return std::chrono::duration<double>(clock_type::now() - start).count();
@@ -186,6 +197,7 @@ int main(int argc, char** argv) {
     std::size_t query_tile = 0, corpus_tile = 0;
     std::string variants;
     std::string storage = "f16";
+    std::string profile_path;
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string flag = argv[i], value = argv[i + 1];
         if (flag == "--rows") rows = std::stoul(value);
@@ -199,6 +211,7 @@ int main(int argc, char** argv) {
         else if (flag == "--variants") variants = value;
         else if (flag == "--query-tile") query_tile = std::stoul(value);
         else if (flag == "--corpus-tile") corpus_tile = std::stoul(value);
+        else if (flag == "--profile") profile_path = value;
         else {
             std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
             return 2;
@@ -248,6 +261,22 @@ int main(int argc, char** argv) {
                         variant.c_str(), rows, queries, dim, k, storage.c_str(), generate_s, upload_s, s,
                         *std::min_element(times.begin(), times.end()), *std::max_element(times.begin(), times.end()),
                         queries / s);
+            if (!profile_path.empty()) {
+                // One more call on a fresh backend that records its phases (cuda/phase_profile.hpp);
+                // kept out of the timed calls above.
+                backend.reset();
+                ::setenv("NOVELTY_CUDA_PROFILE", profile_path.c_str(), 1);
+                backend = novelty::make_cuda_backend(options);
+                backend->tuning.query_tile = query_tile;
+                backend->tuning.corpus_tile = corpus_tile;
+                backend->search(corpus, one, k);
+                start = clock_type::now();
+                backend->search(corpus, all, k);
+                const double profiled_s = seconds_since(start);
+                ::unsetenv("NOVELTY_CUDA_PROFILE");
+                std::printf("{\"mode\": \"profile\", \"rows\": %zu, \"queries\": %zu, \"seconds\": %.4f, \"phases\": %s}\n", rows,
+                            queries, profiled_s, last_line(profile_path).c_str());
+            }
         } else if (mode == "selfjoin") {
             if (k_stored == 0) k_stored = q;
             std::vector<float> one_query(dim, 0.0f);

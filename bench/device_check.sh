@@ -114,7 +114,9 @@ run() {
   timeout 60 .device/bin/cuda_search_bench gemm-rate | tee -a "$results"
   [[ "${SKIP_MAIN:-0}" == 1 ]] && SEARCH_ROWS="" && SELFJOIN_ROWS=0
   for rows in $SEARCH_ROWS; do
-    timeout 120 .device/bin/cuda_search_bench search --rows "$rows" --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" | tee -a "$results"
+    # --profile: one more call, on a fresh backend, that records its time per phase.
+    timeout 150 .device/bin/cuda_search_bench search --rows "$rows" --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" \
+      --profile "$out/profile_$rows.jsonl" | tee -a "$results"
     PYTHONUNBUFFERED=1 timeout 120 python3 .device/bin/cuda_search_vs_torch.py search --rows "$rows" --queries "$SEARCH_QUERIES" \
       --dim "$DIM" --k "$K" | tee -a "$results"
   done
@@ -149,6 +151,15 @@ for r in rows:
         print(f"CLI on the demo corpus, cuda vs cpu: {r['ideas']} ideas, RND equal for {r['rnd_equal']}, "
               f"max |ND diff| {r['max_nd_diff']:.2e}, max |density diff| over papers {r['max_density_diff']:.2e}, "
               f"search top-20 overlap {r['search_overlap']:.4f}, provenance {r['backends']}")
+    if r["mode"] == "profile" and r.get("phases"):
+        dev, host = r["phases"]["device"], r["phases"]["host"]
+        call = host["seconds"].get("call", float("nan"))
+        print(f"  profile {r['queries']//1000}k x {r['rows']/1e6:.1f}M: {r['seconds']:.3f} s, of which "
+              f"{r['seconds'] - call:.3f} s before the backend (checks, normalisation)")
+        print("    host: " + ", ".join(f"{n} {s:.3f}" for n, s in host["seconds"].items()) +
+              "; counts: " + ", ".join(f"{n} {c}" for n, c in host["counts"].items()))
+        print("    device (summed spans, streams overlap): " +
+              ", ".join(f"{n} {s:.3f} ({dev['spans'][n]})" for n, s in dev["seconds"].items()))
     if r["mode"] == "sweep":
         print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
     if r["mode"] == "selfjoin" and "peer" not in r:

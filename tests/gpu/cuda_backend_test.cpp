@@ -2,11 +2,14 @@
 // neighbours in float32 storage, top-k recall >= 0.999 in float16 storage, densities within
 // 1e-3; cutoffs, exclusions, k = 1 and 2048, fewer rows than k, tile boundaries (small test
 // tiles), a streamed corpus (a small memory budget), candidate lists and the resident-corpus
-// cache. Every suite skips without a device.
+// cache, and the phase profile. Every suite skips without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <set>
@@ -300,6 +303,33 @@ TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("--device-memory"), std::string::npos) << e.what();
     }
+}
+
+TEST_F(CudaBackend, ProfileCountsEveryTileAndKeepsTheResult) {
+    const std::size_t n = 3000, dim = 100, n_queries = 57, k = 40;
+    const auto corpus_values = test::random_unit_rows(n, dim, 31);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 32);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    const std::string path = ::testing::TempDir() + "novelty_cuda_profile.jsonl";
+    std::remove(path.c_str());
+    ::setenv("NOVELTY_CUDA_PROFILE", path.c_str(), 1);
+    auto gpu = cuda_backend(DeviceStorage::f32);
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    gpu->tuning.query_tile = 5;
+    gpu->tuning.corpus_tile = 97;
+    expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+    std::ifstream in(path);
+    std::string line, last;
+    std::size_t lines = 0;
+    while (std::getline(in, line)) last = line, ++lines;
+    ASSERT_EQ(lines, 1u) << "one line per call";
+    // 12 query tiles x 31 corpus tiles; each tile one GEMM and one merge; the first corpus tile
+    // of each query tile a full selection, the other 30 the filter.
+    for (const char* expected : {"\"tiles\": 372", "\"gemm\": 372", "\"merge\": 372", "\"select_full\": 12",
+                                 "\"filter\": 360", "\"full_selections\": 12", "\"resident\": true", "\"call\": "})
+        EXPECT_NE(last.find(expected), std::string::npos) << expected << " not in " << last;
+    std::remove(path.c_str());
 }
 
 TEST_F(CudaBackend, BadDeviceIndexIsRefused) {

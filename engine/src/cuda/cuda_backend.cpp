@@ -2,19 +2,24 @@
 // running merge per query on the device, and the shared rules of search_rules.hpp on the host.
 //
 // Per batch of queries: the queries go to the device in the storage type; their row limits and
-// exclusions go as small arrays. For each query tile and corpus tile: one GEMM fills a tile of
-// float32 similarities, a mask kernel sets rows past the limit, the query's own row
-// (self-join) and excluded rows to -inf, select_k keeps the tile's best k, and a second
-// select_k merges them with the running best k held in the batch's candidate matrix
-// (batch x 2k: [best | tile]). Corpus tiles past every limit in a query tile are skipped. The
-// corpus is resident on the device when it fits the memory budget; otherwise it is streamed in
-// two alternating chunk buffers, the next chunk's upload overlapping the current chunk's work.
+// exclusions go as small arrays. For each query tile and corpus tile: one GEMM (on its own
+// stream, a tile ahead) fills a tile of float32 similarities, a mask kernel sets rows past the
+// limit, the query's own row (self-join) and excluded rows to -inf; the first corpus tile of a
+// query tile is reduced by select_k, later ones by a filter that keeps only entries at or above
+// the query's running k-th best; a second select_k merges them into the running best k held in
+// the batch's candidate matrix (batch x (k + filter capacity)). A batch whose filter overflowed
+// is redone with select_k on every tile. Corpus tiles past every limit in a query tile are
+// skipped. The corpus is resident on the device when it fits the memory budget; otherwise it
+// is streamed in two alternating chunk buffers, the next chunk's upload overlapping the current
+// chunk's work. With NOVELTY_CUDA_PROFILE=<file>, each call appends its time per phase there
+// (cuda/phase_profile.hpp).
 #include "novelty/backends.hpp"
 #include "novelty/error.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -26,6 +31,7 @@
 #include "candidate_dots.cuh"
 #include "convert_values.cuh"
 #include "cuda/device_memory.hpp"
+#include "cuda/phase_profile.hpp"
 #include "cuda/row_upload.hpp"
 #include "cuda/similarity_gemm.hpp"
 #include "cpu/parallel_for.hpp"
@@ -222,6 +228,7 @@ private:
     std::unique_ptr<kernels::SelectK> select_;
     std::unique_ptr<cuda::RowUploader> uploader_;
     std::unique_ptr<cuda::RowUploader> f32_uploader_;  ///< float32 queries, for the final re-scoring
+    cuda::PhaseProfile profile_;  ///< NOVELTY_CUDA_PROFILE: time per phase of each call
     std::optional<CorpusKey> resident_key_;
     cuda::DeviceBuffer resident_rows_;
 };
@@ -242,6 +249,9 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     const bool self = source.host_vectors == nullptr;
     const cudaStream_t stream = stream_->get();
 
+    const auto call_start = std::chrono::steady_clock::now();
+    cuda::PhaseProfile& profile = profile_;
+    profile.start_call();
     TopK result;
     result.n_queries = n_queries;
     result.k = k;
@@ -257,7 +267,9 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     const std::size_t room = budget_ > work ? budget_ - work : 0;
     VectorView searched = corpus;
     searched.n_rows = n_rows;
+    auto phase_start = std::chrono::steady_clock::now();
     const void* corpus_rows = resident(corpus, room);
+    profile.add_host("resident_corpus", cuda::seconds_since(phase_start));
     // Streaming: two chunk buffers share the room left beside the work buffers.
     std::size_t chunk_rows = n_rows;
     cuda::DeviceBuffer chunk_buffers[2];
@@ -321,6 +333,9 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
         const std::size_t nb = std::min(batch, n_queries - b0);
         // Queries on the device, in the storage type.
         const unsigned char* queries_d = nullptr;
+        profile.add_count("batches");
+        phase_start = std::chrono::steady_clock::now();
+        const int queries_span = profile.begin(stream);
         if (!self && rescore) {
             f32_uploader_->upload(VectorView{source.host_vectors, DType::f32, n_queries, dim}, b0, nb,
                                   w.query_f32.get(), stream);
@@ -335,6 +350,8 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
             uploader_->upload(corpus, b0, nb, query_rows.get(), stream);
             queries_d = query_rows.as<unsigned char>();
         }
+        profile.end(queries_span, "queries_in", stream);
+        profile.add_host("queries_in", cuda::seconds_since(phase_start));
         // Row limits and exclusions of the batch.
         std::vector<std::int64_t> limits(nb);
         std::size_t batch_limit = 0;
@@ -379,8 +396,10 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                 const int slot = static_cast<int>(chunk % 2);
                 if (consumed_recorded[slot]) consumed[slot].wait_on(copy_stream_->get());
                 const std::size_t first = chunk * chunk_rows;
+                const int chunk_span = profile.begin(copy_stream_->get());
                 uploader_->upload(searched, first, std::min(chunk_rows, n_rows - first), chunk_buffers[slot].get(),
                                   copy_stream_->get());
+                profile.end(chunk_span, "chunk_upload", copy_stream_->get());
                 uploaded[slot].record(copy_stream_->get());
             };
             if (corpus_rows == nullptr && chunks_needed > 0) upload_chunk(0);
@@ -413,8 +432,11 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                         const int parity = overlap_ ? static_cast<int>(tile_number++ % 2) : 0;
                         float* sims = sims_buffer[parity].as<float>();
                         if (overlap_) sims_read[parity].wait_on(gemm_stream);
+                        profile.add_count("tiles");
+                        const int gemm_span = profile.begin(gemm_stream);
                         cuda::similarity_gemm(*cublas_, gemm_stream, storage_, queries_d + q0 * row_bytes, i64(nq),
                                               chunk_d + (c0 - c_first) * row_bytes, i64(nc), i64(dim), sims, i64(nc));
+                        profile.end(gemm_span, "gemm", gemm_stream);
                         if (overlap_) {
                             gemm_done[parity].record(gemm_stream);
                             gemm_done[parity].wait_on(stream);
@@ -435,15 +457,22 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                             mask.excluded_rows = excluded_rows_d.as<std::int64_t>();
                             needs_mask = true;
                         }
-                        if (needs_mask) kernels::launch_mask_tile(sims, i64(nq), i64(nc), i64(nc), mask, stream);
+                        if (needs_mask) {
+                            const int mask_span = profile.begin(stream);
+                            kernels::launch_mask_tile(sims, i64(nq), i64(nc), i64(nc), mask, stream);
+                            profile.end(mask_span, "mask", stream);
+                        }
                         // The first tile of a query tile fills the running best with a full
                         // selection; later ones pass the threshold filter when it is on.
                         const std::size_t tile_index = q0 / qt;
+                        const int select_span = profile.begin(stream);
                         if (filtering && tile_started[tile_index]) {
                             kernels::launch_filter_above(sims, i64(nq), i64(nc), cand_v, cand_i, i64(width), i64(k),
                                                          i64(capacity), i64(c0), overflow_d.as<int>(), stream);
                             if (overlap_) sims_read[parity].record(stream);
+                            profile.end(select_span, "filter", stream);
                         } else {
+                            profile.add_count("full_selections");
                             const std::size_t kk = std::min(k, nc);
                             select_->largest(sims, nullptr, i64(nq), i64(nc), i64(kk), tile_vals.as<float>(),
                                              tile_idx.as<std::int64_t>(), stream);
@@ -451,12 +480,15 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                             kernels::launch_place_columns(tile_vals.as<float>(), tile_idx.as<std::int64_t>(), i64(nq),
                                                           i64(kk), cand_v, cand_i, i64(width), i64(k), i64(capacity),
                                                           i64(c0), stream);
+                            profile.end(select_span, "select_full", stream);
                         }
                         tile_started[tile_index] = true;
+                        const int merge_span = profile.begin(stream);
                         select_->largest(cand_v, cand_i, i64(nq), i64(width), i64(k), best_vals.as<float>(),
                                          best_idx.as<std::int64_t>(), stream);
                         kernels::launch_place_columns(best_vals.as<float>(), best_idx.as<std::int64_t>(), i64(nq),
                                                       i64(k), cand_v, cand_i, i64(width), 0, i64(k), 0, stream);
+                        profile.end(merge_span, "merge", stream);
                     }
                 }
                 if (corpus_rows == nullptr) {
@@ -466,6 +498,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                 if (progress) progress(++steps_done, total_steps);
             }
             int overflow = 0;
+            const int out_span = profile.begin(stream);
             NOVELTY_CUDA_CHECK(cudaMemcpyAsync(&overflow, overflow_d.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
             // Only the running best (the first k columns) comes back, into pinned memory.
             NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_idx, k * sizeof(std::int64_t), cand_idx.get(),
@@ -475,9 +508,11 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                 NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(w.rerank_idx.get(), k * sizeof(std::int64_t), cand_idx.get(),
                                                      width * sizeof(std::int64_t), k * sizeof(std::int64_t), nb,
                                                      cudaMemcpyDeviceToDevice, stream));
+                const int rescore_span = profile.begin(stream);
                 kernels::launch_candidate_dots(w.query_f32.as<float>(), corpus_rows, storage_, i64(dim), nullptr,
                                                w.rerank_idx.as<std::int64_t>(), i64(nb * k),
                                                w.rerank_sims.as<float>(), stream, i64(k));
+                profile.end(rescore_span, "rescore", stream);
                 NOVELTY_CUDA_CHECK(cudaMemcpyAsync(host_vals, w.rerank_sims.get(), nb * k * sizeof(float),
                                                    cudaMemcpyDeviceToHost, stream));
             } else {
@@ -485,12 +520,24 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                                                      width * sizeof(float), k * sizeof(float), nb,
                                                      cudaMemcpyDeviceToHost, stream));
             }
+            profile.end(out_span, "results_out", stream);
+            phase_start = std::chrono::steady_clock::now();
             stream_->synchronize();
+            profile.add_host("wait_for_device", cuda::seconds_since(phase_start));
             if (overflow == 0) break;
+            profile.add_count("overflow_redos");
         }
         // The merge rule on the host: the running best k, re-sorted with ties by lower row.
+        phase_start = std::chrono::steady_clock::now();
         finish_rows(host_vals, host_idx, k, k, nb, result, b0);
+        profile.add_host("host_order", cuda::seconds_since(phase_start));
         if (progress) progress(((b0 + nb + batch - 1) / batch) * n_chunks, total_steps);
+    }
+    if (profile.enabled()) {
+        profile.add_host("call", cuda::seconds_since(call_start));
+        profile.finish_call("\"queries\": " + std::to_string(n_queries) + ", \"rows\": " + std::to_string(n_rows) +
+                            ", \"k\": " + std::to_string(k) + ", \"self_join\": " + (self ? "true" : "false") +
+                            ", \"resident\": " + (corpus_rows != nullptr ? "true" : "false"));
     }
     return result;
 }
