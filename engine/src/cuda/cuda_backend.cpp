@@ -212,6 +212,10 @@ private:
              const std::vector<std::size_t>& row_limit, const std::vector<std::vector<std::int64_t>>& excluded,
              const ProgressFn& progress);
 
+    /// `found` (each query's rows, from the device) with similarities recomputed on the host
+    /// from the float32 queries and the stored rows, ordered by the merge rule.
+    TopK rescore_on_host(const VectorView& corpus, const QuerySource& source, const TopK& found);
+
     Element storage_;
     int device_;
     std::size_t budget_ = 0;
@@ -229,6 +233,7 @@ private:
     std::unique_ptr<cuda::RowUploader> uploader_;
     std::unique_ptr<cuda::RowUploader> f32_uploader_;  ///< float32 queries, for the final re-scoring
     cuda::PhaseProfile profile_;  ///< NOVELTY_CUDA_PROFILE: time per phase of each call
+    std::unique_ptr<SearchBackend> host_scorer_;  ///< the CPU backend, for rescore_on_host
     std::optional<CorpusKey> resident_key_;
     cuda::DeviceBuffer resident_rows_;
 };
@@ -305,7 +310,8 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     w.ensure(w.overflow, sizeof(int));
     // With 16-bit storage the queries are rounded for the GEMMs; the final k of each query are
     // re-scored with the float32 query against the stored rows, so the similarities reported
-    // are those of the CPU backend on the same stored vectors (up to summation order).
+    // are those of the CPU backend on the same stored vectors (up to summation order). Here on
+    // the device when the corpus is resident; for a streamed corpus, on the host at the end.
     const bool rescore = !self && storage_ != Element::f32 && corpus_rows != nullptr;
     if (rescore) {
         w.ensure(w.query_f32, batch * dim * sizeof(float));
@@ -533,6 +539,14 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
         profile.add_host("host_order", cuda::seconds_since(phase_start));
         if (progress) progress(((b0 + nb + batch - 1) / batch) * n_chunks, total_steps);
     }
+    if (!self && storage_ != Element::f32 && corpus_rows == nullptr) {
+        // A streamed corpus is not on the device when the results are known, so the final k
+        // are re-scored with the float32 queries on the host, by the CPU backend's candidate
+        // scoring (its similarities, its order) over the rows found.
+        phase_start = std::chrono::steady_clock::now();
+        result = rescore_on_host(corpus, source, result);
+        profile.add_host("rescore_on_host", cuda::seconds_since(phase_start));
+    }
     if (profile.enabled()) {
         profile.add_host("call", cuda::seconds_since(call_start));
         profile.finish_call("\"queries\": " + std::to_string(n_queries) + ", \"rows\": " + std::to_string(n_rows) +
@@ -540,6 +554,19 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                             ", \"resident\": " + (corpus_rows != nullptr ? "true" : "false"));
     }
     return result;
+}
+
+TopK CudaSearchBackend::rescore_on_host(const VectorView& corpus, const QuerySource& source, const TopK& found) {
+    RowLists rows;
+    for (std::size_t i = 0; i < found.n_queries; ++i)
+        rows.add(std::vector<std::int64_t>(found.rows.begin() + i * found.k,
+                                           found.rows.begin() + i * found.k + found.count[i]));
+    SearchQueries queries;
+    queries.vectors = source.host_vectors;
+    queries.n_queries = source.n_queries;
+    queries.dim = corpus.dim;
+    if (!host_scorer_) host_scorer_ = make_cpu_backend();
+    return host_scorer_->search_candidates(corpus, queries, rows, found.k);
 }
 
 TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const SearchQueries& queries,
