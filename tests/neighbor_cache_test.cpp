@@ -53,6 +53,41 @@ TEST(NeighborCache, ComputesOnceThenLoadsTheSameJoin) {
     EXPECT_FALSE(from_cache);
 }
 
+TEST(NeighborCache, RecordsWhichBackendComputedTheJoin) {
+    TempDir tmp;
+    make_corpus(tmp, 150, 8, 4);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    const std::string sha = corpus.manifest().vectors_sha256;
+    auto backend = make_cpu_backend();
+    EXPECT_EQ(cached_self_join(corpus, *backend, 150, 4, 6).computed_by, "cpu");
+    const std::string path = self_join_cache_path(corpus, 150, 4, 6);
+    SelfJoin join;
+    ASSERT_TRUE(read_self_join(path, sha, 150, 4, 6, join));
+    EXPECT_EQ(join.computed_by, "cpu");
+
+    // A label is kept to 16 bytes.
+    join.computed_by = "a-very-long-backend-label";
+    write_self_join(path, sha, join);
+    SelfJoin back;
+    ASSERT_TRUE(read_self_join(path, sha, 150, 4, 6, back));
+    EXPECT_EQ(back.computed_by, "a-very-long-back");
+    EXPECT_EQ(back.density, join.density);
+
+    // A file of the first format (magic NVSJOIN1, no label) still loads, with no label.
+    const std::string v2 = test::read_file(path);
+    ASSERT_EQ(v2.substr(0, 8), "NVSJOIN2");
+    const std::size_t header = 8 + 64 + 3 * 8;
+    test::write_file(path, "NVSJOIN1" + v2.substr(8, header - 8) + v2.substr(header + 16));
+    SelfJoin old;
+    ASSERT_TRUE(read_self_join(path, sha, 150, 4, 6, old));
+    EXPECT_EQ(old.computed_by, "");
+    EXPECT_EQ(old.rows, back.rows);
+    EXPECT_EQ(old.density, back.density);
+    bool from_cache = false;
+    EXPECT_EQ(cached_self_join(corpus, *backend, 150, 4, 6, {}, &from_cache).computed_by, "");
+    EXPECT_TRUE(from_cache) << "an old cache is used, not recomputed";
+}
+
 TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     TempDir tmp;
     make_corpus(tmp, 200, 8, 2);

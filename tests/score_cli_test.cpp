@@ -63,6 +63,9 @@ TEST(ScoreCli, WritesTheScoreKeysWithProvenance) {
         EXPECT_EQ(j["provenance"]["corpus"].get<std::string>().size(), 64u);
         EXPECT_EQ(j["provenance"]["p"], 10);
         EXPECT_EQ(j["provenance"]["q"], 5);
+        // The backend of this run, and of the self-join the neighbours' densities came from.
+        EXPECT_EQ(j["provenance"]["backend"], "cpu");
+        EXPECT_EQ(j["provenance"]["densities_backend"], "cpu");
     }
     EXPECT_EQ(lines[1]["provenance"]["cutoff"], "2015");
     EXPECT_EQ(lines[2]["provenance"]["excluded"], nlohmann::json::array({"p1"}));

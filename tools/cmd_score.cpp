@@ -159,7 +159,7 @@ int run_score(const ScoreArgs& args) {
     report.methods = methods;
     // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
     // near-ties that the CPU (and f32 storage) resolve exactly.
-    report.backend = backend->name() == "cuda" ? "cuda-" + args.device.storage : "cpu";
+    report.backend = backend->label();
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < n; ++i)
         if (!done.count(input.records[i].id)) todo.push_back(i);

@@ -1,6 +1,8 @@
 // Self-join cache files: a fixed header, then int32 neighbour rows, float32 similarities and
 // float32 densities, little-endian.
-//   magic "NVSJOIN1" | vectors sha256 (64 ASCII hex) | n_rows u64 | q u64 | k_stored u64
+//   magic "NVSJOIN2" | vectors sha256 (64 ASCII hex) | n_rows u64 | q u64 | k_stored u64
+//   | computed_by (16 bytes: the backend's label, NUL-padded)
+// Files with magic "NVSJOIN1" (no computed_by) are still read; their computed_by is empty.
 //   rows   int32[n_rows * k_stored]   (-1 = none)
 //   sims   float[n_rows * k_stored]
 //   density float[n_rows]
@@ -20,7 +22,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char magic[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '1'};
+constexpr char magic_v1[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '1'};
+constexpr char magic[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '2'};
+constexpr std::size_t label_bytes = 16;
 
 struct Header {
     char magic[8];
@@ -46,7 +50,10 @@ bool read_self_join(const std::string& path, const std::string& vectors_sha256, 
     if (!file) return false;
     Header header{};
     if (std::fread(&header, sizeof header, 1, file.get()) != 1) return false;
-    if (std::memcmp(header.magic, magic, sizeof magic) != 0) return false;
+    const bool v1 = std::memcmp(header.magic, magic_v1, sizeof magic_v1) == 0;
+    if (!v1 && std::memcmp(header.magic, magic, sizeof magic) != 0) return false;
+    char label[label_bytes] = {};
+    if (!v1 && std::fread(label, 1, label_bytes, file.get()) != label_bytes) return false;
     if (vectors_sha256.size() != 64 || std::memcmp(header.vectors_sha256, vectors_sha256.data(), 64) != 0) return false;
     if (header.n_rows != n_rows || header.q != q || header.k_stored != k_stored) return false;
     const std::size_t n = n_rows * k_stored;
@@ -61,6 +68,7 @@ bool read_self_join(const std::string& path, const std::string& vectors_sha256, 
     join.n_rows = n_rows;
     join.q = q;
     join.k_stored = k_stored;
+    join.computed_by.assign(label, strnlen(label, label_bytes));
     return true;
 }
 
@@ -73,8 +81,11 @@ void write_self_join(const std::string& path, const std::string& vectors_sha256,
     header.n_rows = join.n_rows;
     header.q = join.q;
     header.k_stored = join.k_stored;
+    char label[label_bytes] = {};
+    std::memcpy(label, join.computed_by.data(), std::min(join.computed_by.size(), label_bytes));
     AtomicFile file(path);
     file.write(&header, sizeof header);
+    file.write(label, label_bytes);
     std::vector<std::int32_t> rows(std::min<std::size_t>(join.rows.size(), 1 << 20));
     for (std::size_t start = 0; start < join.rows.size(); start += rows.size()) {
         const std::size_t n = std::min(rows.size(), join.rows.size() - start);

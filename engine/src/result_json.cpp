@@ -47,6 +47,7 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
                        {"split", text_or_null(context.split)},
                        {"searchable", s.searchable}};
     if (!context.backend.empty()) j["provenance"]["backend"] = context.backend;
+    if (!s.densities_by.empty()) j["provenance"]["densities_backend"] = s.densities_by;
     return j.dump();
 }
 

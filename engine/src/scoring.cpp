@@ -153,6 +153,7 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
             if (density <= s.nd) ++at_most;
         }
         s.rnd = 100.0 * static_cast<double>(at_most) / static_cast<double>(p);
+        if ((options_.include_self ? q - 1 : q) > 0) s.densities_by = join_for(s.searchable).computed_by;
 
         const std::size_t n_hist = std::min(hd_top.count[i], hd_count_cap);
         double hd = 0;

@@ -109,7 +109,9 @@ SelfJoin SearchBackend::self_join(const VectorView& corpus, std::size_t n_rows, 
     if (q < 1) throw UsageError("q must be at least 1");
     if (k_stored < q) throw UsageError("k_stored must be at least q");
     check_k(k_stored);
-    return self_join_impl(corpus, n_rows, q, k_stored, progress);
+    SelfJoin join = self_join_impl(corpus, n_rows, q, k_stored, progress);
+    join.computed_by = label();
+    return join;
 }
 
 TopK SearchBackend::search_candidates(const VectorView& corpus, const SearchQueries& queries,

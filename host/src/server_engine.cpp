@@ -240,7 +240,7 @@ struct ServerEngine::Impl {
             context.q = pq.second;
             context.include_self = options.include_self;
             context.evidence = options.evidence;
-            context.backend = backend->name() == "cuda" ? "cuda-" + options.device_storage : "cpu";
+            context.backend = backend->label();
             std::size_t t = 0;
             for (std::size_t b : members) {
                 const Resolved& r = batch[b].records;

@@ -34,7 +34,7 @@ SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::siz
 /// (`vectors_sha256`) or for other parameters.
 bool read_self_join(const std::string& path, const std::string& vectors_sha256, std::size_t n_rows, std::size_t q,
                     std::size_t k_stored, SelfJoin& join);
-/// Writes a cache file atomically.
+/// Writes a cache file atomically, with join.computed_by (its first 16 bytes).
 void write_self_join(const std::string& path, const std::string& vectors_sha256, const SelfJoin& join);
 
 }  // namespace novelty

@@ -52,6 +52,10 @@ struct IdeaScore {
     std::vector<float> neighbor_sims;
     std::vector<double> neighbor_nd; ///< ND of each of the p nearest
     std::size_t searchable = 0;      ///< rows in the idea's prefix
+    /// The label of the backend that computed the self-join the neighbours' densities came from
+    /// (SelfJoin::computed_by; it may be an earlier run's cache); empty when no self-join was
+    /// needed (q = 1 with include_self) or the cache predates the label.
+    std::string densities_by;
 };
 
 /// Scores ideas. Densities of corpus papers come from the cached self-join of the idea's row

@@ -82,6 +82,9 @@ struct SelfJoin {
     /// Per row: mean cosine distance (1 - sim) to its q nearest other rows; NaN when the prefix
     /// has fewer than q other rows.
     std::vector<float> density;
+    /// The label() of the backend that computed it (cpu, cuda-f16, ...); empty when unknown (a
+    /// cache file written before labels were recorded).
+    std::string computed_by;
 };
 
 /// Progress callback: units done, units total.
@@ -103,6 +106,9 @@ class SearchBackend {
 public:
     virtual ~SearchBackend() = default;
     virtual std::string name() const = 0;
+    /// What provenance records: the name plus whatever arithmetic choice can change results
+    /// (the CUDA backend's storage: cuda-f16, cuda-bf16, cuda-f32); the name by default.
+    virtual std::string label() const { return name(); }
 
     /// Top-k by cosine similarity for each query. k must be 1..max_k; when a query has fewer
     /// than k searchable rows, all of them are returned (count[i] < k).

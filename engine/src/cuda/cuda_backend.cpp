@@ -128,7 +128,7 @@ void finish_rows(const float* vals, const std::int64_t* idx, std::size_t width, 
 class CudaSearchBackend final : public SearchBackend {
 public:
     explicit CudaSearchBackend(const CudaBackendOptions& options)
-        : storage_(element_of(options.storage)), device_(options.device) {
+        : storage_(element_of(options.storage)), storage_option_(options.storage), device_(options.device) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
             cudaGetLastError();
@@ -160,6 +160,7 @@ public:
     }
 
     std::string name() const override { return "cuda"; }
+    std::string label() const override { return "cuda-" + storage_name(storage_option_); }
 
 protected:
     TopK search_impl(const VectorView& corpus, const SearchQueries& queries, std::size_t k) override {
@@ -217,6 +218,7 @@ private:
     TopK rescore_on_host(const VectorView& corpus, const QuerySource& source, const TopK& found);
 
     Element storage_;
+    DeviceStorage storage_option_;
     int device_;
     std::size_t budget_ = 0;
     std::size_t sims_bytes_ = 0;
