@@ -35,7 +35,9 @@ def main():
         ids = {n["id"] for n in a["neighbors"]}
         found += sum(n["id"] in ids for n in b["neighbors"])
         total += len(b["neighbors"])
-    backends = sorted({r["provenance"].get("backend", "?") for r in cuda + cpu})
+    # "backend (densities_backend)": which backend searched, and which computed the cached self-join.
+    backends = sorted({f'{r["provenance"].get("backend", "?")} ({r["provenance"].get("densities_backend", "?")})'
+                       for r in cuda + cpu})
     print(json.dumps({"mode": "cli", "ideas": len(cpu), "rnd_equal": rnd_equal, "max_nd_diff": max_nd,
                       "max_density_diff": density, "search_overlap": found / max(total, 1), "backends": backends}))
 
