@@ -101,7 +101,10 @@ struct SearchTuning {
 };
 
 /// Exact cosine search over a corpus held as a VectorView. Public methods check shapes and
-/// arguments (throwing UsageError or InputError) and then call the implementation.
+/// arguments (throwing UsageError or InputError) and then call the implementation. One backend
+/// object serves one call at a time: the CUDA backend keeps its work buffers, resident corpus
+/// and profile between calls, so callers on several threads share it under a lock (as
+/// `novelty serve` does) or make one backend each.
 class SearchBackend {
 public:
     virtual ~SearchBackend() = default;
