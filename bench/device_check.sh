@@ -14,7 +14,8 @@
 # Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",
 # DIM=1024, K=100, SELFJOIN_ROWS=1000000, SELFJOIN_Q=50. QUICK=1 runs small sizes, for a smoke test.
 # SWEEP="ALGO:OVERLAP:QT:CT,..." also times tuning variants of the search (cuda_search_bench sweep).
-# SKIP_MAIN=1 runs only the tests and the sweep.
+# SKIP_MAIN=1 runs only the tests and the sweep. SANITIZE=1 also runs the small GPU tests under
+# compute-sanitizer's memcheck (bad device memory accesses; needs a machine where it works).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -105,6 +106,18 @@ run() {
   failed=$(grep -c '^\[  FAILED  \]' "$out/gpu_tests.log" || true)
   grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests? ran' "$out/gpu_tests.log" | head -20
   echo "{\"mode\": \"tests\", \"rc\": $tests_rc, \"seconds\": $((SECONDS - t0))}" >>"$results"
+  if [[ "${SANITIZE:-0}" == 1 ]]; then
+    echo "== GPU tests under compute-sanitizer (memcheck, small tests only)"
+    t0=$SECONDS
+    local small='CudaBackend.Float32MatchesCpuAcrossTileBoundaries:CudaBackend.CutoffsAndExclusions:CudaBackend.KAtOne*'
+    small+=':CudaBackend.ExactTies*:CudaBackend.ThresholdFilterOverflowStaysExact:CudaBackend.ProfileCounts*'
+    small+=':CudaBackend.CandidatesMatchCpu:NormalizeRowsCuda.MatchesCpuDim*'
+    timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 .device/bin/novelty_gpu_tests --gtest_brief=1 \
+      --gtest_filter="$small" >"$out/sanitizer.log" 2>&1
+    local sanitize_rc=$?
+    tail -5 "$out/sanitizer.log"
+    echo "{\"mode\": \"sanitizer\", \"rc\": $sanitize_rc, \"seconds\": $((SECONDS - t0))}" | tee -a "$results"
+  fi
 
   echo "== the CLI on the demo corpus: index and score with --device cuda and cpu"
   cli_check "$out" | tee -a "$results"
@@ -160,6 +173,9 @@ for r in rows:
               "; counts: " + ", ".join(f"{n} {c}" for n, c in host["counts"].items()))
         print("    device (summed spans, streams overlap): " +
               ", ".join(f"{n} {s:.3f} ({dev['spans'][n]})" for n, s in dev["seconds"].items()))
+    if r["mode"] == "sanitizer":
+        print(f"compute-sanitizer memcheck of the small GPU tests: rc {r['rc']} in {r['seconds']} s "
+              f"({'clean' if r['rc'] == 0 else 'see sanitizer.log'})")
     if r["mode"] == "sweep":
         print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
     if r["mode"] == "selfjoin" and "peer" not in r:
