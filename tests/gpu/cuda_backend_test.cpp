@@ -336,13 +336,22 @@ TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {
 TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
     const auto values = test::random_unit_rows(20000, 256, 22);  // 20 MB in float32
     const auto query_values = test::random_unit_rows(2, 256, 23);
+    std::string message;
     try {
         cuda_backend(DeviceStorage::f32, std::size_t{1} << 20)
             ->search(VectorView::of(values, 256), make_queries(query_values, 256), 10);
         FAIL() << "a 1 MiB budget cannot hold the work buffers and two chunks";
     } catch (const UsageError& e) {
-        EXPECT_NE(std::string(e.what()).find("--device-memory"), std::string::npos) << e.what();
+        message = e.what();
     }
+    // The advice is a number of MiB that works.
+    const std::string flag = "--device-memory ";
+    const auto at = message.find(flag);
+    ASSERT_NE(at, std::string::npos) << message;
+    const std::size_t advised = std::stoul(message.substr(at + flag.size()));
+    const TopK top = cuda_backend(DeviceStorage::f32, advised << 20)
+                         ->search(VectorView::of(values, 256), make_queries(query_values, 256), 10);
+    EXPECT_EQ(top.count[0], 10u);
 }
 
 TEST_F(CudaBackend, ProfileCountsEveryTileAndKeepsTheResult) {

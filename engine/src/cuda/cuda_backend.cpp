@@ -35,6 +35,7 @@
 #include "cuda/row_upload.hpp"
 #include "cuda/similarity_gemm.hpp"
 #include "cpu/parallel_for.hpp"
+#include "device_memory_plan.hpp"
 #include "filter_above.cuh"
 #include "place_columns.cuh"
 #include "search_rules.hpp"
@@ -47,10 +48,6 @@ namespace {
 
 using kernels::Element;
 
-constexpr std::size_t max_staging_bytes = std::size_t{64} << 20;
-constexpr std::size_t max_sims_bytes = std::size_t{2} << 30;  // both similarity buffers
-constexpr std::size_t max_candidate_bytes = std::size_t{1} << 30;
-constexpr std::size_t max_select_workspace = std::size_t{1} << 30;
 constexpr std::size_t pairs_per_pass = std::size_t{1} << 24;
 
 Element element_of(DeviceStorage storage) {
@@ -140,11 +137,7 @@ public:
         cuda::DeviceScope scope(device_);
         std::size_t free_bytes = 0, total_bytes = 0;
         NOVELTY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        budget_ = options.memory_budget ? options.memory_budget : free_bytes / 10 * 9;
-        sims_bytes_ = std::min(max_sims_bytes, budget_ / 4);
-        candidate_bytes_ = std::min(max_candidate_bytes, budget_ / 8);
-        select_workspace_ = std::min(max_select_workspace, budget_ / 8);
-        staging_bytes_ = std::min(max_staging_bytes, budget_ / 16);
+        budget_ = split_device_budget(options.memory_budget ? options.memory_budget : free_bytes / 10 * 9);
         stream_ = std::make_unique<cuda::Stream>();
         copy_stream_ = std::make_unique<cuda::Stream>();
         // GEMMs run on their own stream, one tile ahead of the selection (two similarity
@@ -153,10 +146,10 @@ public:
         overlap_ = overlap == nullptr || std::string(overlap) != "0";
         if (overlap_) gemm_stream_ = std::make_unique<cuda::Stream>();
         cublas_ = std::make_unique<cuda::Cublas>();
-        select_ = std::make_unique<kernels::SelectK>(select_workspace_);
-        uploader_ = std::make_unique<cuda::RowUploader>(storage_, staging_bytes_);
+        select_ = std::make_unique<kernels::SelectK>(budget_.select_workspace);
+        uploader_ = std::make_unique<cuda::RowUploader>(storage_, budget_.staging);
         if (storage_ != Element::f32)
-            f32_uploader_ = std::make_unique<cuda::RowUploader>(Element::f32, staging_bytes_);
+            f32_uploader_ = std::make_unique<cuda::RowUploader>(Element::f32, budget_.staging);
     }
 
     std::string name() const override { return "cuda"; }
@@ -182,15 +175,17 @@ protected:
 private:
     std::size_t sims_buffers() const { return overlap_ ? 2 : 1; }
 
-    /// Bytes of the work buffers for a plan (similarities, tile and merge buffers, queries).
-    std::size_t work_bytes(const DeviceTilePlan& plan, std::size_t dim, std::size_t k) const {
-        const std::size_t pair = sizeof(float) + sizeof(std::int64_t);
-        const std::size_t tiles = sims_buffers() * plan.query_tile * plan.corpus_tile * sizeof(float) +
-                                  2 * plan.query_tile * k * pair;
-        const std::size_t per_query = (k + filter_capacity(k)) * pair  // candidates
-                                      + dim * (sizeof(float) + element_bytes(storage_))  // queries
-                                      + k * pair;  // re-scoring
-        return tiles + plan.query_batch * per_query + select_workspace_ + 2 * staging_bytes_;
+    DeviceSearchShape shape_of(const VectorView& corpus, std::size_t n_rows, std::size_t n_queries,
+                               std::size_t k) const {
+        DeviceSearchShape shape;
+        shape.n_queries = n_queries;
+        shape.n_rows = n_rows;
+        shape.corpus_rows = corpus.n_rows;
+        shape.dim = corpus.dim;
+        shape.k = k;
+        shape.storage_bytes = static_cast<std::size_t>(element_bytes(storage_));
+        shape.sims_buffers = sims_buffers();
+        return shape;
     }
 
     /// The resident copy of `corpus` (all its rows), uploading it when needed; null when it
@@ -220,11 +215,7 @@ private:
     Element storage_;
     DeviceStorage storage_option_;
     int device_;
-    std::size_t budget_ = 0;
-    std::size_t sims_bytes_ = 0;
-    std::size_t candidate_bytes_ = 0;
-    std::size_t select_workspace_ = 0;
-    std::size_t staging_bytes_ = 0;
+    DeviceBudget budget_;
     std::unique_ptr<cuda::Stream> stream_;
     std::unique_ptr<cuda::Stream> copy_stream_;
     std::unique_ptr<cuda::Stream> gemm_stream_;
@@ -272,27 +263,25 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     };
     if (n_queries == 0) return result;
 
-    const DeviceTilePlan plan =
-        plan_device_tiles(n_queries, n_rows, k, sims_bytes_ / sims_buffers(), candidate_bytes_, tuning);
+    const DeviceSearchShape shape = shape_of(corpus, n_rows, n_queries, k);
+    const DeviceMemoryPlan memory = plan_device_memory(budget_, shape, tuning);
+    const DeviceTilePlan& plan = memory.tiles;
     const cudaStream_t gemm_stream = overlap_ ? gemm_stream_->get() : stream;
-    const std::size_t work = work_bytes(plan, dim, k);
-    const std::size_t room = budget_ > work ? budget_ - work : 0;
     VectorView searched = corpus;
     searched.n_rows = n_rows;
     auto phase_start = std::chrono::steady_clock::now();
-    const void* corpus_rows = resident(corpus, room);
+    const void* corpus_rows = resident(corpus, memory.room);
     profile.add_host("resident_corpus", cuda::seconds_since(phase_start));
     // Streaming: two chunk buffers share the room left beside the work buffers.
     std::size_t chunk_rows = n_rows;
     cuda::DeviceBuffer chunk_buffers[2];
     if (corpus_rows == nullptr) {
-        chunk_rows = std::min(n_rows, room / 2 / std::max<std::size_t>(row_bytes, 1));
-        if (chunk_rows < plan.corpus_tile && chunk_rows < n_rows) {
-            const std::size_t needed = work + 2 * std::min(plan.corpus_tile, n_rows) * row_bytes;
-            throw UsageError("the CUDA backend's memory budget (" + std::to_string(budget_ >> 20) +
+        chunk_rows = memory.chunk_rows;
+        if (!memory.streaming_fits)
+            throw UsageError("the CUDA backend's memory budget (" + std::to_string(budget_.total >> 20) +
                              " MiB) is too small for its work buffers plus two corpus chunks: give --device-memory " +
-                             std::to_string((needed >> 20) + 1) + " or more, or use --device cpu");
-        }
+                             std::to_string(smallest_feasible_budget_mib(shape, tuning)) +
+                             " or more, or use --device cpu");
         chunk_buffers[0] = cuda::DeviceBuffer(chunk_rows * row_bytes);
         chunk_buffers[1] = cuda::DeviceBuffer(chunk_rows * row_bytes);
     }
@@ -601,7 +590,8 @@ TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const S
 
     const cudaStream_t stream = stream_->get();
     const std::size_t row_bytes = dim * element_bytes(storage_);
-    const void* corpus_rows = resident(corpus, budget_ > (std::size_t{1} << 30) ? budget_ - (std::size_t{1} << 30) : 0);
+    const void* corpus_rows =
+        resident(corpus, budget_.total > (std::size_t{1} << 30) ? budget_.total - (std::size_t{1} << 30) : 0);
     cuda::DeviceBuffer queries_d(queries.n_queries * dim * sizeof(float));
     NOVELTY_CUDA_CHECK(cudaMemcpyAsync(queries_d.get(), queries.vectors, queries.n_queries * dim * sizeof(float),
                                        cudaMemcpyHostToDevice, stream));
