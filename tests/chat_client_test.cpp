@@ -69,6 +69,10 @@ TEST(ChatClient, SendsAnOpenAIChatRequestAndCountsTokens) {
     EXPECT_EQ(usage.at("test").calls, 1u);
     EXPECT_EQ(usage.at("test").prompt_tokens, 7u);
     EXPECT_EQ(usage.at("total").completion_tokens, 3u);
+    const std::string report = usage_report(client);
+    EXPECT_NE(report.find("novelty: llm fake-model test: 1 calls, 0 cached, 0 failed, 7+3 tokens\n"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("novelty: llm fake-model total: 1 calls"), std::string::npos) << report;
 }
 
 TEST(ChatClient, NeverExceedsTheConcurrencyLimit) {

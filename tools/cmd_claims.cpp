@@ -220,14 +220,8 @@ int run_claims(const ClaimsArgs& a) {
                      count_of(proposals.size(), "proposal").c_str(), thousands(proposals.size() - todo.size()).c_str(),
                      thousands(n_failed).c_str(), thousands(n_errors).c_str(), a.out.c_str());
     }
-    for (const auto* client : stages.clients()) {
-        if (a.quiet) continue;
-        for (const auto& [stage, u] : client->usage())
-            std::fprintf(stderr, "novelty: llm %s %s: %llu calls, %llu cached, %llu failed, %llu+%llu tokens\n",
-                         client->options().model.c_str(), stage.c_str(), static_cast<unsigned long long>(u.calls),
-                         static_cast<unsigned long long>(u.cache_hits), static_cast<unsigned long long>(u.failures),
-                         static_cast<unsigned long long>(u.prompt_tokens), static_cast<unsigned long long>(u.completion_tokens));
-    }
+    if (!a.quiet)
+        for (const auto* client : stages.clients()) std::fputs(host::usage_report(*client).c_str(), stderr);
     return exit_ok;
 }
 

@@ -90,11 +90,7 @@ std::map<std::string, QueryRewrites> LlmRewriting::rewrite(const std::vector<std
 std::string LlmRewriting::name() const { return "llm:" + client_->options().model; }
 
 void LlmRewriting::print_usage() const {
-    for (const auto& [stage, u] : client_->usage())
-        std::fprintf(stderr, "novelty: llm %s %s: %llu calls, %llu cached, %llu failed, %llu+%llu tokens\n",
-                     client_->options().model.c_str(), stage.c_str(), static_cast<unsigned long long>(u.calls),
-                     static_cast<unsigned long long>(u.cache_hits), static_cast<unsigned long long>(u.failures),
-                     static_cast<unsigned long long>(u.prompt_tokens), static_cast<unsigned long long>(u.completion_tokens));
+    std::fputs(host::usage_report(*client_).c_str(), stderr);
 }
 
 }  // namespace novelty::cli

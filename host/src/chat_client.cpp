@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -502,5 +503,19 @@ std::map<std::string, StageUsage> ChatClient::usage() const {
 }
 
 const ChatClientOptions& ChatClient::options() const { return impl_->options; }
+
+std::string usage_report(const ChatClient& client) {
+    std::string text;
+    char line[512];
+    for (const auto& [stage, u] : client.usage()) {
+        std::snprintf(line, sizeof line, "novelty: llm %s %s: %llu calls, %llu cached, %llu failed, %llu+%llu tokens\n",
+                      client.options().model.c_str(), stage.c_str(), static_cast<unsigned long long>(u.calls),
+                      static_cast<unsigned long long>(u.cache_hits), static_cast<unsigned long long>(u.failures),
+                      static_cast<unsigned long long>(u.prompt_tokens),
+                      static_cast<unsigned long long>(u.completion_tokens));
+        text += line;
+    }
+    return text;
+}
 
 }  // namespace novelty::host

@@ -129,4 +129,8 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// The client's usage as text for stderr, one line per stage label (and "total"):
+/// "novelty: llm MODEL STAGE: N calls, N cached, N failed, P+C tokens".
+std::string usage_report(const ChatClient& client);
+
 }  // namespace novelty::host
