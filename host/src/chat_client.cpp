@@ -32,7 +32,6 @@ using detail::lookup_env;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr double backoff_jitter = 0.1;
 /// The longest the worker sleeps without looking at its queue.
 constexpr int max_poll_ms = 100;
 
@@ -146,11 +145,7 @@ struct ChatClient::Impl {
     }
 
     double backoff(int retry, std::optional<double> server_wait) {
-        const double cap = options.max_backoff_seconds;
-        if (server_wait) return std::min(*server_wait, cap);
-        const double nominal = std::min(options.initial_backoff_seconds * std::ldexp(1.0, std::min(retry, 60)), cap);
-        std::uniform_real_distribution<double> jitter(0.0, backoff_jitter);
-        return nominal * (1.0 - jitter(rng));
+        return detail::retry_backoff(retry, server_wait, options.initial_backoff_seconds, options.max_backoff_seconds, rng);
     }
 
     void start(std::unique_ptr<Job> job) {

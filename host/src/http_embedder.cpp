@@ -38,7 +38,6 @@ using json = nlohmann::json;
 
 /// How much of a response body goes into an error message.
 /// Fraction of each computed backoff taken off at random, so that clients do not retry in step.
-constexpr double backoff_jitter = 0.1;
 
 /// What to fix, for statuses that are not retried.
 std::string status_hint(long status) {
@@ -223,11 +222,7 @@ struct HttpEmbedder::Impl {
     /// The wait before retry `retry` (0-based): the server's Retry-After when given, else the
     /// exponential backoff less some jitter; both capped at max_backoff_seconds.
     double backoff(int retry, std::optional<double> server_wait) {
-        const double cap = options.max_backoff_seconds;
-        if (server_wait) return std::min(*server_wait, cap);
-        const double nominal = std::min(options.initial_backoff_seconds * std::ldexp(1.0, std::min(retry, 60)), cap);
-        std::uniform_real_distribution<double> jitter(0.0, backoff_jitter);
-        return nominal * (1.0 - jitter(rng));
+        return detail::retry_backoff(retry, server_wait, options.initial_backoff_seconds, options.max_backoff_seconds, rng);
     }
 
     /// Sends one batch with retries; returns its checked, normalised rows.

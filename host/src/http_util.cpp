@@ -74,6 +74,14 @@ std::optional<double> retry_after_seconds(const std::map<std::string, std::strin
     return std::max(0.0, std::difftime(when, std::time(nullptr)));
 }
 
+double retry_backoff(int retry, std::optional<double> server_wait, double initial_seconds, double cap_seconds,
+                     std::minstd_rand& rng) {
+    if (server_wait) return std::min(*server_wait, cap_seconds);
+    const double nominal = std::min(initial_seconds * std::ldexp(1.0, std::min(retry, 60)), cap_seconds);
+    std::uniform_real_distribution<double> jitter(0.0, 0.1);
+    return nominal * (1.0 - jitter(rng));
+}
+
 bool retryable_status(long status) { return status == 408 || status == 429 || (status >= 500 && status <= 599); }
 
 bool retryable_curl_error(CURLcode code) {

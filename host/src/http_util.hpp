@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace novelty::host::detail {
@@ -26,6 +27,10 @@ std::string body_excerpt(const std::string& body);
 /// The wait a server asked for: "retry-after-ms" when valid, else "retry-after" as seconds or an
 /// HTTP date (a past date means 0). Header names must be lower-case.
 std::optional<double> retry_after_seconds(const std::map<std::string, std::string>& headers);
+/// The wait before retry `retry` (0-based): the server's wait when it gave one, else
+/// initial_seconds * 2^retry less up to 10% jitter drawn from `rng`; both capped at cap_seconds.
+double retry_backoff(int retry, std::optional<double> server_wait, double initial_seconds, double cap_seconds,
+                     std::minstd_rand& rng);
 /// 408, 429 and 5xx.
 bool retryable_status(long status);
 /// Connection, timeout and transfer failures.
