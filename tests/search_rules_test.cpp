@@ -176,3 +176,18 @@ TEST(Backends, ChoiceFollowsBuildAndMachine) {
 
 }  // namespace
 }  // namespace novelty
+
+TEST(SearchRules, EmptyTopKIsAllPadding) {
+    const novelty::TopK top = novelty::empty_top_k(3, 4);
+    EXPECT_EQ(top.n_queries, 3u);
+    EXPECT_EQ(top.k, 4u);
+    ASSERT_EQ(top.rows.size(), 12u);
+    ASSERT_EQ(top.sims.size(), 12u);
+    ASSERT_EQ(top.count.size(), 3u);
+    for (std::size_t i = 0; i < 12; ++i) {
+        EXPECT_EQ(top.rows[i], -1);
+        EXPECT_EQ(top.sims[i], -std::numeric_limits<float>::infinity());
+    }
+    for (std::size_t c : top.count) EXPECT_EQ(c, 0u);
+    EXPECT_TRUE(novelty::empty_top_k(0, 5).rows.empty());
+}

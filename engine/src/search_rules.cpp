@@ -42,6 +42,16 @@ std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t
     return rows;
 }
 
+TopK empty_top_k(std::size_t n_queries, std::size_t k) {
+    TopK top;
+    top.n_queries = n_queries;
+    top.k = k;
+    top.rows.assign(n_queries * k, -1);
+    top.sims.assign(n_queries * k, -std::numeric_limits<float>::infinity());
+    top.count.assign(n_queries, 0);
+    return top;
+}
+
 std::size_t best_of(const float* sims, const std::int64_t* rows, std::size_t n, std::size_t k,
                     std::int64_t* out_rows, float* out_sims) {
     std::vector<ScoredRow> storage(2 * k);

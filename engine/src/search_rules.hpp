@@ -30,6 +30,9 @@ std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& qu
 std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t limit,
                                          const std::vector<std::int64_t>* excluded_sorted);
 
+/// An n_queries x k result with nothing found yet: rows -1, similarities -inf, counts 0.
+TopK empty_top_k(std::size_t n_queries, std::size_t k);
+
 /// The merge rule: from n (sim, row) pairs (rows >= 0; a pair with row < 0 or sim = -inf is an
 /// empty slot and ignored), writes the best k to out_rows / out_sims, similarity descending,
 /// equal similarities by lower row, then -1 / -inf padding. Returns how many are real.

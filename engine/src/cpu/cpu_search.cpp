@@ -66,12 +66,7 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
     const std::size_t query_tile = problem.tuning.query_tile ? problem.tuning.query_tile : default_query_tile;
     const std::size_t corpus_tile = problem.tuning.corpus_tile ? problem.tuning.corpus_tile : default_corpus_tile;
 
-    TopK result;
-    result.n_queries = n_queries;
-    result.k = k;
-    result.rows.assign(n_queries * k, -1);
-    result.sims.assign(n_queries * k, minus_infinity);
-    result.count.assign(n_queries, 0);
+    TopK result = empty_top_k(n_queries, k);
 
     // Our own threads call sgemm concurrently; OpenBLAS must not start threads of its own.
     openblas_set_num_threads(1);
@@ -178,12 +173,7 @@ protected:
                                 std::size_t k) override {
         const std::size_t dim = corpus.dim;
         const auto excluded = sorted_exclusions(queries);
-        TopK result;
-        result.n_queries = queries.n_queries;
-        result.k = k;
-        result.rows.assign(queries.n_queries * k, -1);
-        result.sims.assign(queries.n_queries * k, minus_infinity);
-        result.count.assign(queries.n_queries, 0);
+        TopK result = empty_top_k(queries.n_queries, k);
         parallel_for_blocks(queries.n_queries, tuning.threads, [&](std::size_t i) {
             const std::vector<std::int64_t> rows =
                 candidate_rows(candidates, i, searchable_rows(queries.row_limit, i, corpus.n_rows),

@@ -256,10 +256,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     // The result's arrays (12 bytes per neighbour, 60 MB for 50k x 100) are filled in while the
     // device works on the first batch, not before its work is queued.
     const auto allocate_result = [&] {
-        if (result.count.size() == n_queries) return;
-        result.rows.assign(n_queries * k, -1);
-        result.sims.assign(n_queries * k, -std::numeric_limits<float>::infinity());
-        result.count.assign(n_queries, 0);
+        if (result.count.size() != n_queries) result = empty_top_k(n_queries, k);
     };
     if (n_queries == 0) return result;
 
@@ -573,12 +570,7 @@ TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const S
     cuda::DeviceScope scope(device_);
     const std::size_t dim = corpus.dim;
     const auto excluded = sorted_exclusions(queries);
-    TopK result;
-    result.n_queries = queries.n_queries;
-    result.k = k;
-    result.rows.assign(queries.n_queries * k, -1);
-    result.sims.assign(queries.n_queries * k, -std::numeric_limits<float>::infinity());
-    result.count.assign(queries.n_queries, 0);
+    TopK result = empty_top_k(queries.n_queries, k);
     std::vector<std::vector<std::int64_t>> lists(queries.n_queries);
     std::size_t n_pairs = 0;
     for (std::size_t i = 0; i < queries.n_queries; ++i) {
