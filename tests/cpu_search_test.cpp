@@ -99,7 +99,7 @@ TEST(CpuSearch, MatchesReferenceOnRandomData) {
         SearchQueries queries{queries_values.data(), s.n_queries, s.dim, {}, {}};
         for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
             backend->tuning = tuning;
-            const TopK top = backend->search(corpus, queries, s.k);
+            const TopK top = backend->build(corpus)->search(queries, s.k);
             const std::string label = "N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
                                       std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
                                       std::to_string(tuning.corpus_tile);
@@ -124,7 +124,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{3, 7, 2}}) {
         backend->tuning = tuning;
         for (std::size_t k : {1, 50, 499, 500, 2048}) {
-            const TopK top = backend->search(corpus, queries, k);
+            const TopK top = backend->build(corpus)->search(queries, k);
             for (std::size_t i = 0; i < 8; ++i)
                 expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                                query_values.data() + i * dim, true, "ties k=" + std::to_string(k));
@@ -134,7 +134,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     std::vector<float> line(300);
     for (std::size_t i = 0; i < line.size(); ++i) line[i] = (i % 3 == 0) ? -1.0f : 1.0f;
     const float up = 1.0f;
-    const TopK top = backend->search(VectorView::of(line, 1), SearchQueries{&up, 1, 1, {}, {}}, 10);
+    const TopK top = backend->build(VectorView::of(line, 1))->search(SearchQueries{&up, 1, 1, {}, {}}, 10);
     EXPECT_EQ(top.row(0, 0), 1);
     EXPECT_EQ(top.row(0, 1), 2);
     EXPECT_EQ(top.row(0, 2), 4);
@@ -150,7 +150,7 @@ TEST(CpuSearch, HalfPrecisionCorpus) {
     const auto query_values = random_unit_rows(n_queries, dim, 4);
     auto backend = make_cpu_backend();
     backend->tuning = SearchTuning{4, 100, 2};
-    const TopK top = backend->search(corpus, SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
+    const TopK top = backend->build(corpus)->search(SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
     for (std::size_t i = 0; i < n_queries; ++i)
         expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                        query_values.data() + i * dim, false, "f16");
@@ -177,7 +177,7 @@ TEST(CpuSearch, RowPrefixesAndExclusions) {
     auto backend = make_cpu_backend();
     for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{5, 64, 2}}) {
         backend->tuning = tuning;
-        const TopK top = backend->search(corpus, queries, k);
+        const TopK top = backend->build(corpus)->search(queries, k);
         for (std::size_t i = 0; i < n_queries; ++i) {
             const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k);
             expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "prefix/exclusion");
@@ -201,7 +201,7 @@ TEST(CpuSearch, SelfJoinMatchesBruteForce) {
     for (std::size_t prefix : {n, std::size_t(300), std::size_t(11), std::size_t(8)}) {
         backend->tuning = tuning;
         std::size_t last_done = 0, last_total = 0;
-        const SelfJoin join = backend->self_join(corpus, prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
+        const SelfJoin join = backend->build(corpus)->self_join(prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
             EXPECT_GE(done, last_done);
             last_done = done;
             last_total = total;
@@ -241,7 +241,7 @@ TEST(CpuSearch, SelfJoinTiesGoToTheLowerRow) {
     auto backend = make_cpu_backend();
     for (const SearchTuning tuning : {SearchTuning{7, 50, 2, 0}, SearchTuning{64, 50, 2, 0}, SearchTuning{32, 50, 2, 1}}) {
         backend->tuning = tuning;
-        const SelfJoin join = backend->self_join(corpus, n, q, k_stored);
+        const SelfJoin join = backend->build(corpus)->self_join(n, q, k_stored);
         for (std::size_t row = 0; row < n; ++row) {
             const auto ref = reference_topk(corpus, values.data() + row * dim, n, {static_cast<std::int64_t>(row)}, k_stored);
             for (std::size_t r = 0; r < k_stored; ++r) {
@@ -271,7 +271,7 @@ TEST(CpuSearch, CandidateListsWithDuplicatesLimitsAndExclusions) {
         queries.row_limit.push_back(i == 5 ? 400 : n);
     }
     auto backend = make_cpu_backend();
-    const TopK top = backend->search_candidates(corpus, queries, candidates, k);
+    const TopK top = backend->build(corpus)->search_candidates(queries, candidates, k);
     for (std::size_t i = 0; i < n_queries; ++i) {
         const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k, &lists[i]);
         expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "candidates");
@@ -285,7 +285,7 @@ TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {
     const auto values = random_unit_rows(n, dim, 51);
     std::vector<float> query(values.begin() + 3 * dim, values.begin() + 4 * dim);
     for (float& x : query) x *= 7.5f;
-    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{query.data(), 1, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{query.data(), 1, dim, {}, {}}, 1);
     EXPECT_EQ(top.row(0, 0), 3);
     EXPECT_NEAR(top.sim(0, 0), 1.0, 1e-6);
 }
@@ -298,7 +298,7 @@ TEST(CpuSearch, NamesTheLowestBadQueryWhateverTheThreadOrder) {
     auto queries = random_unit_rows(n, dim, 63);
     auto message_for = [&](const std::vector<float>& values) {
         try {
-            make_cpu_backend()->search(VectorView::of(corpus_values, dim), SearchQueries{values.data(), n, dim, {}, {}}, 1);
+            make_cpu_backend()->build(VectorView::of(corpus_values, dim))->search(SearchQueries{values.data(), n, dim, {}, {}}, 1);
         } catch (const UsageError& e) {
             return std::string(e.what());
         }
@@ -322,7 +322,7 @@ TEST(CpuSearch, ScaledQueriesOfManyBlocksFindTheirOwnRows) {
     std::vector<float> scaled = values;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t c = 0; c < dim; ++c) scaled[i * dim + c] *= 0.25f + float(i % 37);
-    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
     for (std::size_t i = 0; i < n; ++i) {
         ASSERT_EQ(top.row(i, 0), static_cast<std::int64_t>(i)) << i;
         ASSERT_NEAR(top.sim(i, 0), 1.0, 1e-5) << i;
@@ -344,30 +344,30 @@ TEST(CpuSearch, RejectsBadArguments) {
         }
         return std::string("no error");
     };
-    EXPECT_NE(message([&] { backend->search(corpus, one, 0); }).find("k must be between 1 and 2048"), std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, one, 2049); }).find("not 2049"), std::string::npos);
-    EXPECT_NE(message([&] { backend->search(VectorView{values.data(), DType::f32, 0, dim}, one, 1); }).find("empty"),
+    EXPECT_NE(message([&] { backend->build(corpus)->search(one, 0); }).find("k must be between 1 and 2048"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(corpus)->search(one, 2049); }).find("not 2049"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(VectorView{values.data(), DType::f32, 0, dim})->search(one, 1); }).find("empty"),
               std::string::npos);
     std::vector<float> nan_query{1.0f, NAN, 0.0f, 0.0f};
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
                   .find("query 0 contains NaN or Inf"),
               std::string::npos);
     std::vector<float> zero_query(dim, 0.0f);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
                   .find("query 0 is a zero vector"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
                   .find("dimension mismatch: the queries have dimension 3 but the corpus has 4"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, dim, {1, 2}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, dim, {}, {1, 2}}, 1); })
                   .find("row_limit has 2 entries for 1 queries"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->self_join(corpus, 10, 5, 4); }).find("k_stored must be at least q"),
+    EXPECT_NE(message([&] { backend->build(corpus)->self_join(10, 5, 4); }).find("k_stored must be at least q"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->self_join(corpus, 11, 1, 1); }).find("prefix"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(corpus)->self_join(11, 1, 1); }).find("prefix"), std::string::npos);
     RowLists bad;
     bad.add({10});
-    EXPECT_NE(message([&] { backend->search_candidates(corpus, one, bad, 1); }).find("outside the corpus"),
+    EXPECT_NE(message([&] { backend->build(corpus)->search_candidates(one, bad, 1); }).find("outside the corpus"),
               std::string::npos);
 }
 

@@ -90,12 +90,12 @@ TEST_F(CudaBackend, Float32MatchesCpuAcrossTileBoundaries) {
     const auto query_values = test::random_unit_rows(n_queries, dim, 2);
     const VectorView corpus = VectorView::of(corpus_values, dim);
     const SearchQueries queries = make_queries(query_values, dim);
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
-    auto gpu = cuda_backend(DeviceStorage::f32);
-    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
-    gpu->tuning.query_tile = 5;
-    gpu->tuning.corpus_tile = 97;
-    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
+    auto index = cuda_backend(DeviceStorage::f32)->build(corpus);
+    expect_same_topk(index->search(queries, k), want, 1e-5f);
+    index->tuning.query_tile = 5;  // the same index (its resident copy) with small tiles
+    index->tuning.corpus_tile = 97;
+    expect_same_topk(index->search(queries, k), want, 1e-5f);
 }
 
 TEST_F(CudaBackend, Float16RecallAndSimilarities) {
@@ -104,9 +104,9 @@ TEST_F(CudaBackend, Float16RecallAndSimilarities) {
     const auto query_values = test::random_unit_rows(n_queries, dim, 4);
     const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
     const SearchQueries queries = make_queries(query_values, dim);
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
     for (auto storage : {DeviceStorage::f16, DeviceStorage::bf16}) {
-        const TopK got = cuda_backend(storage)->search(corpus, queries, k);
+        const TopK got = cuda_backend(storage)->build(corpus)->search(queries, k);
         const double r = recall(got, want);
         if (storage == DeviceStorage::f16) EXPECT_GE(r, 0.999);
         else EXPECT_GE(r, 0.95) << "bfloat16 rounds queries to 8 bits of mantissa";
@@ -132,7 +132,7 @@ TEST_F(CudaBackend, CutoffsAndExclusions) {
     const VectorView corpus = VectorView::of(corpus_values, dim);
     SearchQueries queries = make_queries(query_values, dim);
     std::mt19937 rng(7);
-    const TopK plain = make_cpu_backend()->search(corpus, queries, k);
+    const TopK plain = make_cpu_backend()->build(corpus)->search(queries, k);
     for (std::size_t i = 0; i < n_queries; ++i) {
         // Limits from 0 (nothing searchable) through tile edges to past the corpus.
         const std::size_t limits[] = {0, 1, 10, 97, 194, 1000, 2999, 4000, 9000};
@@ -140,11 +140,11 @@ TEST_F(CudaBackend, CutoffsAndExclusions) {
         // Exclude two of the query's own unrestricted neighbours and a random row.
         queries.excluded.add({plain.row(i, 0), plain.row(i, 3), static_cast<std::int64_t>(rng() % n)});
     }
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
     auto gpu = cuda_backend(DeviceStorage::f32);
     gpu->tuning.query_tile = 8;
     gpu->tuning.corpus_tile = 97;
-    const TopK got = gpu->search(corpus, queries, k);
+    const TopK got = gpu->build(corpus)->search(queries, k);
     expect_same_topk(got, want, 1e-5f);
     for (std::size_t i = 0; i < n_queries; ++i)
         for (std::size_t r = 0; r < got.count[i]; ++r) {
@@ -162,11 +162,11 @@ TEST_F(CudaBackend, KAtOneAnd2048AndFewerRowsThanK) {
     const SearchQueries queries = make_queries(query_values, dim);
     auto gpu = cuda_backend(DeviceStorage::f32);
     for (std::size_t k : {std::size_t{1}, std::size_t{2048}})
-        expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+        expect_same_topk(gpu->build(corpus)->search(queries, k), make_cpu_backend()->build(corpus)->search(queries, k), 1e-5f);
     const VectorView small{corpus_values.data(), DType::f32, 300, dim};
-    const TopK got = gpu->search(small, queries, 2048);
+    const TopK got = gpu->build(small)->search(queries, 2048);
     for (std::size_t i = 0; i < n_queries; ++i) EXPECT_EQ(got.count[i], 300u);
-    expect_same_topk(got, make_cpu_backend()->search(small, queries, 2048), 1e-5f);
+    expect_same_topk(got, make_cpu_backend()->build(small)->search(queries, 2048), 1e-5f);
 }
 
 TEST_F(CudaBackend, ExactTiesKeepEqualSimilarities) {
@@ -178,8 +178,8 @@ TEST_F(CudaBackend, ExactTiesKeepEqualSimilarities) {
     const auto query_values = test::random_unit_rows(20, dim, 11);
     const VectorView corpus = VectorView::of(corpus_values, dim);
     const SearchQueries queries = make_queries(query_values, dim);
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
-    const TopK got = cuda_backend(DeviceStorage::f32)->search(corpus, queries, k);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
+    const TopK got = cuda_backend(DeviceStorage::f32)->build(corpus)->search(queries, k);
     for (std::size_t i = 0; i < 20; ++i)
         for (std::size_t r = 0; r < k; ++r) {
             EXPECT_NEAR(got.sim(i, r), want.sim(i, r), 1e-5f);
@@ -192,11 +192,11 @@ TEST_F(CudaBackend, SelfJoinMatchesCpu) {
     const std::size_t n = 6000, dim = 96, q = 20, k_stored = 25, prefix = 5000;
     const auto values = test::random_unit_rows(n, dim, 12);
     const VectorView corpus = VectorView::of(values, dim);
-    const SelfJoin want = make_cpu_backend()->self_join(corpus, prefix, q, k_stored);
+    const SelfJoin want = make_cpu_backend()->build(corpus)->self_join(prefix, q, k_stored);
     auto gpu = cuda_backend(DeviceStorage::f32);
     gpu->tuning.query_tile = 333;
     gpu->tuning.corpus_tile = 700;
-    const SelfJoin got = gpu->self_join(corpus, prefix, q, k_stored);
+    const SelfJoin got = gpu->build(corpus)->self_join(prefix, q, k_stored);
     ASSERT_EQ(got.n_rows, prefix);
     for (std::size_t row = 0; row < prefix; ++row) {
         EXPECT_NEAR(got.density[row], want.density[row], 1e-6f) << row;
@@ -208,8 +208,8 @@ TEST_F(CudaBackend, SelfJoinMatchesCpu) {
     // float16 storage: densities within 1e-3.
     const auto half = to_half(values);
     const VectorView corpus_half{half.data(), DType::f16, n, dim};
-    const SelfJoin want_half = make_cpu_backend()->self_join(corpus_half, prefix, q, k_stored);
-    const SelfJoin got_half = cuda_backend(DeviceStorage::f16)->self_join(corpus_half, prefix, q, k_stored);
+    const SelfJoin want_half = make_cpu_backend()->build(corpus_half)->self_join(prefix, q, k_stored);
+    const SelfJoin got_half = cuda_backend(DeviceStorage::f16)->build(corpus_half)->self_join(prefix, q, k_stored);
     for (std::size_t row = 0; row < prefix; ++row) EXPECT_NEAR(got_half.density[row], want_half.density[row], 1e-3f);
 }
 
@@ -220,14 +220,15 @@ TEST_F(CudaBackend, StreamedCorpusGivesTheResidentResult) {
     const VectorView corpus = VectorView::of(corpus_values, dim);
     SearchQueries queries = make_queries(query_values, dim);
     for (std::size_t i = 0; i < n_queries; ++i) queries.row_limit.push_back(i % 2 ? n : 12345);
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
     // 24 MiB of budget: the work buffers take most of it, so the corpus is streamed in chunks.
     auto gpu = cuda_backend(DeviceStorage::f32, std::size_t{24} << 20);
     gpu->tuning.query_tile = 16;
     gpu->tuning.corpus_tile = 2048;
-    expect_same_topk(gpu->search(corpus, queries, k), want, 1e-5f);
-    const SelfJoin join = gpu->self_join(corpus, 8000, 10, 12);
-    const SelfJoin join_want = make_cpu_backend()->self_join(corpus, 8000, 10, 12);
+    auto index = gpu->build(corpus);
+    expect_same_topk(index->search(queries, k), want, 1e-5f);
+    const SelfJoin join = index->self_join(8000, 10, 12);
+    const SelfJoin join_want = make_cpu_backend()->build(corpus)->self_join(8000, 10, 12);
     for (std::size_t row = 0; row < 8000; ++row) EXPECT_NEAR(join.density[row], join_want.density[row], 1e-6f);
 }
 
@@ -241,8 +242,8 @@ TEST_F(CudaBackend, StreamedFloat16CorpusIsRescoredLikeTheResidentOne) {
     const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
     SearchQueries queries = make_queries(query_values, dim);
     for (std::size_t i = 0; i < n_queries; ++i) queries.row_limit.push_back(i % 2 ? n : 12345);
-    const TopK want = make_cpu_backend()->search(corpus, queries, k);
-    const TopK resident = cuda_backend(DeviceStorage::f16)->search(corpus, queries, k);
+    const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
+    const TopK resident = cuda_backend(DeviceStorage::f16)->build(corpus)->search(queries, k);
     // A 24 MiB budget cannot hold the corpus: it is streamed (the profile line says so).
     const std::string profile = ::testing::TempDir() + "novelty_streamed_profile.jsonl";
     std::remove(profile.c_str());
@@ -251,7 +252,7 @@ TEST_F(CudaBackend, StreamedFloat16CorpusIsRescoredLikeTheResidentOne) {
     ::unsetenv("NOVELTY_CUDA_PROFILE");
     streamed_backend->tuning.query_tile = 16;
     streamed_backend->tuning.corpus_tile = 2048;
-    const TopK streamed = streamed_backend->search(corpus, queries, k);
+    const TopK streamed = streamed_backend->build(corpus)->search(queries, k);
     std::ifstream in(profile);
     std::string line;
     std::getline(in, line);
@@ -287,27 +288,37 @@ TEST_F(CudaBackend, CandidatesMatchCpu) {
         queries.row_limit.push_back(i % 3 ? n : 1000);
         queries.excluded.add(rows.empty() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{rows.back()});
     }
-    const TopK want = make_cpu_backend()->search_candidates(corpus, queries, candidates, k);
-    expect_same_topk(cuda_backend(DeviceStorage::f32)->search_candidates(corpus, queries, candidates, k), want, 1e-5f);
+    const TopK want = make_cpu_backend()->build(corpus)->search_candidates(queries, candidates, k);
+    expect_same_topk(cuda_backend(DeviceStorage::f32)->build(corpus)->search_candidates(queries, candidates, k), want, 1e-5f);
     // A budget too small for residency gathers the candidate rows instead.
     expect_same_topk(cuda_backend(DeviceStorage::f32, std::size_t{4} << 20)
-                         ->search_candidates(corpus, queries, candidates, k),
+                         ->build(corpus)->search_candidates(queries, candidates, k),
                      want, 1e-5f);
 }
 
-TEST_F(CudaBackend, ResidentCorpusFollowsTheData) {
+TEST_F(CudaBackend, IndexUploadsItsCorpusOnce) {
+    // An index keeps its device copy for every later call: the profile of the first call counts
+    // one corpus upload, later calls none (the CPU side of this check is in
+    // tests/search_index_test.cpp).
     const std::size_t n = 1500, dim = 24, k = 5;
-    auto values = test::random_unit_rows(n, dim, 18);
+    const auto values = test::random_unit_rows(n, dim, 18);
     const auto query_values = test::random_unit_rows(4, dim, 19);
     const SearchQueries queries = make_queries(query_values, dim);
-    auto gpu = cuda_backend(DeviceStorage::f32);
-    expect_same_topk(gpu->search(VectorView::of(values, dim), queries, k),
-                     make_cpu_backend()->search(VectorView::of(values, dim), queries, k), 1e-5f);
-    // New contents at the same address must not be served from the old device copy.
-    const auto other = test::random_unit_rows(n, dim, 20);
-    std::copy(other.begin(), other.end(), values.begin());
-    expect_same_topk(gpu->search(VectorView::of(values, dim), queries, k),
-                     make_cpu_backend()->search(VectorView::of(values, dim), queries, k), 1e-5f);
+    const std::string path = ::testing::TempDir() + "novelty_cuda_uploads.jsonl";
+    std::remove(path.c_str());
+    ::setenv("NOVELTY_CUDA_PROFILE", path.c_str(), 1);
+    auto index = cuda_backend(DeviceStorage::f32)->build(VectorView::of(values, dim));
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    const TopK want = make_cpu_backend()->build(VectorView::of(values, dim))->search(queries, k);
+    for (int call = 0; call < 3; ++call) expect_same_topk(index->search(queries, k), want, 1e-5f);
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_EQ(lines.size(), 3u) << "one line per call";
+    EXPECT_NE(lines[0].find("\"corpus_uploads\": 1"), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[1].find("corpus_uploads"), std::string::npos) << lines[1];
+    EXPECT_EQ(lines[2].find("corpus_uploads"), std::string::npos) << lines[2];
+    std::remove(path.c_str());
 }
 
 TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {
@@ -330,7 +341,7 @@ TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {
     const SearchQueries queries = make_queries(query, dim);
     auto gpu = cuda_backend(DeviceStorage::f32);
     gpu->tuning.corpus_tile = tile;
-    expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+    expect_same_topk(gpu->build(corpus)->search(queries, k), make_cpu_backend()->build(corpus)->search(queries, k), 1e-5f);
 }
 
 TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
@@ -339,7 +350,7 @@ TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
     std::string message;
     try {
         cuda_backend(DeviceStorage::f32, std::size_t{1} << 20)
-            ->search(VectorView::of(values, 256), make_queries(query_values, 256), 10);
+            ->build(VectorView::of(values, 256))->search(make_queries(query_values, 256), 10);
         FAIL() << "a 1 MiB budget cannot hold the work buffers and two chunks";
     } catch (const UsageError& e) {
         message = e.what();
@@ -350,7 +361,7 @@ TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
     ASSERT_NE(at, std::string::npos) << message;
     const std::size_t advised = std::stoul(message.substr(at + flag.size()));
     const TopK top = cuda_backend(DeviceStorage::f32, advised << 20)
-                         ->search(VectorView::of(values, 256), make_queries(query_values, 256), 10);
+                         ->build(VectorView::of(values, 256))->search(make_queries(query_values, 256), 10);
     EXPECT_EQ(top.count[0], 10u);
 }
 
@@ -364,10 +375,11 @@ TEST_F(CudaBackend, ProfileCountsEveryTileAndKeepsTheResult) {
     std::remove(path.c_str());
     ::setenv("NOVELTY_CUDA_PROFILE", path.c_str(), 1);
     auto gpu = cuda_backend(DeviceStorage::f32);
-    ::unsetenv("NOVELTY_CUDA_PROFILE");
     gpu->tuning.query_tile = 5;
     gpu->tuning.corpus_tile = 97;
-    expect_same_topk(gpu->search(corpus, queries, k), make_cpu_backend()->search(corpus, queries, k), 1e-5f);
+    auto index = gpu->build(corpus);
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    expect_same_topk(index->search(queries, k), make_cpu_backend()->build(corpus)->search(queries, k), 1e-5f);
     std::ifstream in(path);
     std::string line, last;
     std::size_t lines = 0;
