@@ -1,4 +1,6 @@
-// The CPU backend against the naive double-precision reference: random data of several shapes,
+// The CPU backend against the naive double-precision reference, where it has more to show than
+// the conformance suite every backend passes (tests/search_conformance_test.cpp): exact ties
+// by lower row, float16 corpora, its two self-join algorithms, query checks: random data of several shapes,
 // exact ties, prefixes, exclusions, the self-join, candidate lists and argument errors.
 #include "novelty/error.hpp"
 #include "novelty/half.hpp"
@@ -89,27 +91,6 @@ TEST(TopKCollector, KeepsBestAndBreaksTiesByLowerRowInAnyOrder) {
     EXPECT_EQ(few.sort_best_first(), 1u);
 }
 
-TEST(CpuSearch, MatchesReferenceOnRandomData) {
-    auto backend = make_cpu_backend();
-    for (const Shape& s : {Shape{300, 20, 1, 5}, Shape{500, 33, 7, 10}, Shape{2000, 40, 384, 100},
-                           Shape{1500, 17, 1024, 64}, Shape{40, 5, 384, 100}, Shape{3000, 600, 16, 1}}) {
-        const auto corpus_values = random_unit_rows(s.n_corpus, s.dim, 11 + s.dim);
-        const auto queries_values = random_unit_rows(s.n_queries, s.dim, 97 + s.dim);
-        const VectorView corpus = VectorView::of(corpus_values, s.dim);
-        SearchQueries queries{queries_values.data(), s.n_queries, s.dim, {}, {}};
-        for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
-            backend->tuning = tuning;
-            const TopK top = backend->build(corpus)->search(queries, s.k);
-            const std::string label = "N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
-                                      std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
-                                      std::to_string(tuning.corpus_tile);
-            for (std::size_t i = 0; i < s.n_queries; ++i)
-                expect_matches(top, i, reference_topk(corpus, queries_values.data() + i * s.dim, s.n_corpus, {}, s.k),
-                               corpus, queries_values.data() + i * s.dim, false, label);
-        }
-    }
-}
-
 TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     // Entries of +-0.5 in dim 4 have norm 1 exactly and every dot product is a multiple of 0.25,
     // so there are only 16 distinct rows and float arithmetic is exact: ties are real ties.
@@ -154,41 +135,6 @@ TEST(CpuSearch, HalfPrecisionCorpus) {
     for (std::size_t i = 0; i < n_queries; ++i)
         expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                        query_values.data() + i * dim, false, "f16");
-}
-
-TEST(CpuSearch, RowPrefixesAndExclusions) {
-    const std::size_t n = 1000, dim = 32, n_queries = 12, k = 20;
-    const auto values = random_unit_rows(n, dim, 21);
-    const auto query_values = random_unit_rows(n_queries, dim, 22);
-    const VectorView corpus = VectorView::of(values, dim);
-    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
-    std::mt19937 rng(23);
-    std::vector<std::vector<std::int64_t>> excluded(n_queries);
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        // Limits include 0 (nothing searchable), fewer rows than k, the whole corpus and beyond.
-        const std::size_t limits[] = {0, 5, 19, 20, 21, 137, 999, 1000, 5000, 2048, 640, 300};
-        queries.row_limit.push_back(limits[i]);
-        for (int e = 0; e < 15; ++e) excluded[i].push_back(static_cast<std::int64_t>(rng() % 400));
-        // Exclude the query's true best rows, too, so exclusion visibly changes the answer.
-        for (const auto& hit : reference_topk(corpus, query_values.data() + i * dim, limits[i], {}, 3))
-            excluded[i].push_back(hit.row);
-        queries.excluded.add(excluded[i]);
-    }
-    auto backend = make_cpu_backend();
-    for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{5, 64, 2}}) {
-        backend->tuning = tuning;
-        const TopK top = backend->build(corpus)->search(queries, k);
-        for (std::size_t i = 0; i < n_queries; ++i) {
-            const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k);
-            expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "prefix/exclusion");
-            for (std::size_t r = 0; r < top.count[i]; ++r) {
-                EXPECT_LT(static_cast<std::size_t>(top.row(i, r)), queries.row_limit[i]);
-                EXPECT_EQ(std::count(excluded[i].begin(), excluded[i].end(), top.row(i, r)), 0);
-            }
-        }
-        EXPECT_EQ(top.count[0], 0u);
-        EXPECT_EQ(top.row(0, 0), -1);
-    }
 }
 
 TEST(CpuSearch, SelfJoinMatchesBruteForce) {
@@ -250,34 +196,6 @@ TEST(CpuSearch, SelfJoinTiesGoToTheLowerRow) {
             }
         }
     }
-}
-
-TEST(CpuSearch, CandidateListsWithDuplicatesLimitsAndExclusions) {
-    const std::size_t n = 800, dim = 48, n_queries = 6, k = 7;
-    const auto values = random_unit_rows(n, dim, 41);
-    const auto query_values = random_unit_rows(n_queries, dim, 42);
-    const VectorView corpus = VectorView::of(values, dim);
-    std::mt19937 rng(43);
-    RowLists candidates;
-    std::vector<std::vector<std::int64_t>> lists(n_queries), excluded(n_queries);
-    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        const std::size_t size = i == 0 ? 0 : (i == 1 ? 3 : 60);
-        for (std::size_t c = 0; c < size; ++c) lists[i].push_back(static_cast<std::int64_t>(rng() % n));
-        if (size > 0) lists[i].push_back(lists[i][0]);  // a duplicate
-        candidates.add(lists[i]);
-        if (size > 5) excluded[i] = {lists[i][1], lists[i][2]};
-        queries.excluded.add(excluded[i]);
-        queries.row_limit.push_back(i == 5 ? 400 : n);
-    }
-    auto backend = make_cpu_backend();
-    const TopK top = backend->build(corpus)->search_candidates(queries, candidates, k);
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k, &lists[i]);
-        expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "candidates");
-    }
-    EXPECT_EQ(top.count[0], 0u);
-    EXPECT_EQ(top.count[1], 3u);
 }
 
 TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {

@@ -117,6 +117,28 @@ void expect_conforms(const TopK& got, const VectorView& corpus, const SearchQuer
     }
 }
 
+TEST_P(SearchConformance, RandomShapesAndTilings) {
+    // Dimensions from 1 to 1024 (not multiples of 8 too), k from 1 to more than the rows.
+    struct Shape {
+        std::size_t n_corpus, n_queries, dim, k;
+    };
+    for (const Shape& s : {Shape{300, 20, 1, 5}, Shape{500, 33, 7, 10}, Shape{2000, 40, 384, 100},
+                           Shape{1500, 17, 1024, 64}, Shape{40, 5, 384, 100}, Shape{3000, 300, 16, 1}}) {
+        const auto corpus_values = test::random_unit_rows(s.n_corpus, s.dim, 11 + s.dim);
+        const auto query_values = test::random_unit_rows(s.n_queries, s.dim, 97 + s.dim);
+        const VectorView corpus = VectorView::of(corpus_values, s.dim);
+        const SearchQueries queries = make_queries(query_values, s.dim);
+        auto index = backend()->build(corpus);
+        for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
+            index->tuning = tuning;
+            SCOPED_TRACE("N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
+                         std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
+                         std::to_string(tuning.corpus_tile));
+            expect_conforms(index->search(queries, s.k), corpus, queries, s.k, tolerance());
+        }
+    }
+}
+
 TEST_P(SearchConformance, PlainSearchAcrossTileBoundaries) {
     const std::size_t n = 3000, dim = 37, k = 40;
     const auto corpus_values = test::random_unit_rows(n, dim, 1);
@@ -202,6 +224,11 @@ TEST_P(SearchConformance, SelfJoinDensities) {
     auto index = backend()->build(corpus);
     index->tuning.query_tile = 64;
     index->tuning.corpus_tile = 300;
+    const SelfJoin small = index->self_join(8, q, k_stored);  // 7 other rows: fewer than q
+    for (std::size_t row = 0; row < 8; ++row) {
+        EXPECT_TRUE(std::isnan(small.density[row])) << "row " << row;
+        EXPECT_EQ(small.rows[row * k_stored + 7], -1);
+    }
     const SelfJoin join = index->self_join(prefix, q, k_stored);
     ASSERT_EQ(join.n_rows, prefix);
     ASSERT_EQ(join.k_stored, k_stored);
