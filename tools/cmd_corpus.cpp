@@ -7,11 +7,13 @@
 #include "novelty/import.hpp"
 #include "novelty_host/progress.hpp"
 
+#include "json_parse.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <memory>
 
 namespace novelty::cli {
@@ -138,7 +140,9 @@ int run_info(const InfoArgs& args) {
     }
     if (args.json) {
         std::ifstream in(fs::path(args.dir) / "manifest.json");
-        nlohmann::json j = nlohmann::json::parse(in);
+        std::stringstream text;
+        text << in.rdbuf();
+        nlohmann::json j = parse_json(text.str());
         j["dir"] = args.dir;
         j["identity"] = corpus.identity();
         if (args.verify) j["verified"] = verified;

@@ -145,7 +145,8 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     search->add_option("--exclude", search_args->queries.exclude, "Comma-separated paper ids left out for every query");
     search->add_option("--out", search_args->out,
                        "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
-    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)");
+    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(search, search_args->device);
     add_embedder_flags(*search, search_args->queries.embedder);
     search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
@@ -159,10 +160,12 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     index->add_option("--q", index_args->q, "Neighbours averaged into each paper's density (default 50)")
         ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
     index->add_option("--extra", index_args->extra,
-                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)");
+                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)")
+        ->check(CLI::NonNegativeNumber);
     index->add_option("--cutoff", index_args->cutoff,
                       "Join only the papers published on or before this date (a row prefix); default: all papers");
-    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)");
+    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(index, index_args->device);
     index->add_flag("-q,--quiet", index_args->quiet, "No progress on stderr");
     index->callback([index_args, &exit_code] { exit_code = run_guarded([&] { return run_index(*index_args); }); });

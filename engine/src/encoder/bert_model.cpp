@@ -1,3 +1,4 @@
+#include "json/json_parse.hpp"
 #include "encoder/bert_model.hpp"
 
 #include "encoder/fast_math.hpp"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace novelty::encoder {
 
@@ -21,8 +23,8 @@ BertConfig read_bert_config(const std::string& model_dir) {
     if (!in) throw InputError(path, 0, "cannot open the model's config.json");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
+        j = parse_json(std::string(std::istreambuf_iterator<char>(in), {}));
+    } catch (const JsonError& e) {
         throw InputError(path, 0, std::string("invalid JSON: ") + e.what());
     }
     BertConfig c;
