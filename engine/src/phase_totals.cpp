@@ -21,7 +21,7 @@ const Entry* find(const std::vector<Entry>& entries, const std::string& name) {
 
 // Phase and counter names are identifiers chosen in code; quotes and backslashes are escaped
 // anyway so the line stays valid JSON.
-std::string quote_value(const std::string& text) {
+std::string quoted(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
         if (c == '"' || c == '\\') out += '\\';
@@ -73,14 +73,14 @@ std::string PhaseTotals::json_line(const std::string& extra) const {
     out += "\"seconds\": {";
     for (std::size_t i = 0; i < phases_.size(); ++i) {
         std::snprintf(number, sizeof number, "%.6f", phases_[i].seconds);
-        out += (i ? ", " : "") + quote_value(phases_[i].name) + ": " + number;
+        out += (i ? ", " : "") + quoted(phases_[i].name) + ": " + number;
     }
     out += "}, \"spans\": {";
     for (std::size_t i = 0; i < phases_.size(); ++i)
-        out += (i ? ", " : "") + quote_value(phases_[i].name) + ": " + std::to_string(phases_[i].spans);
+        out += (i ? ", " : "") + quoted(phases_[i].name) + ": " + std::to_string(phases_[i].spans);
     out += "}, \"counts\": {";
     for (std::size_t i = 0; i < counters_.size(); ++i)
-        out += (i ? ", " : "") + quote_value(counters_[i].name) + ": " + std::to_string(counters_[i].value);
+        out += (i ? ", " : "") + quoted(counters_[i].name) + ": " + std::to_string(counters_[i].value);
     return out + "}}";
 }
 
