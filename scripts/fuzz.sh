@@ -20,8 +20,10 @@ fi
 cmake_bin="$here/.venv/bin/cmake"
 [ -x "$cmake_bin" ] || cmake_bin="$(command -v cmake)"
 build="$here/build/fuzz"
-"$cmake_bin" -S "$here/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$clangxx" >/dev/null
-"$cmake_bin" --build "$build" -j "${NOVELTY_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}"
+if [ "${NOVELTY_FUZZ_NO_BUILD:-0}" != 1 ]; then  # set by bench/run_fuzz.sh --parallel after building once
+  "$cmake_bin" -S "$here/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$clangxx" >/dev/null
+  "$cmake_bin" --build "$build" -j "${NOVELTY_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}"
+fi
 
 status=0
 for target in "${targets[@]}"; do

@@ -56,8 +56,11 @@ int run_import(const ImportArgs& args) {
     std::size_t n_files = options.sources.size();
     options.on_progress = [&](const ImportProgress& p) {
         if (p.stage == "reading") {
-            const std::string note = "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " +
-                                     std::to_string(p.file_bytes ? 100 * p.bytes_read / p.file_bytes : 0) + "% read)";
+            // A pipe has no size: say how much was read instead of a percentage.
+            const std::string read = p.file_bytes ? std::to_string(100 * p.bytes_read / p.file_bytes) + "% read"
+                                                  : std::to_string(p.bytes_read >> 20) + " MiB read";
+            const std::string note =
+                "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " + read + ")";
             bar.update(p.records, 0, note);
         } else {
             bar.update(p.records, 0, "(" + p.stage + ")");
