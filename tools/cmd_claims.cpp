@@ -16,6 +16,7 @@
 #include "novelty_host/resumable_output.hpp"
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>

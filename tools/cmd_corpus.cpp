@@ -8,6 +8,7 @@
 #include "novelty_host/progress.hpp"
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>

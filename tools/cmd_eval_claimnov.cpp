@@ -9,6 +9,7 @@
 #include "novelty/error.hpp"
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>

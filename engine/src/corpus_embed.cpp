@@ -7,6 +7,7 @@
 #include "novelty/error.hpp"
 
 #include "json/json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>

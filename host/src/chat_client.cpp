@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 #include "novelty/error.hpp"
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace novelty::host {

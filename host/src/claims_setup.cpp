@@ -3,6 +3,7 @@
 #include "novelty/error.hpp"
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "novelty/error.hpp"

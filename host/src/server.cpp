@@ -12,6 +12,7 @@
 
 #include <httplib.h>
 #include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/socket.h>

@@ -1,5 +1,6 @@
-#include "json/json_parse.hpp"
 #include "encoder/bert_model.hpp"
+
+#include "json/json_parse.hpp"
 
 #include "encoder/fast_math.hpp"
 #include "encoder/safetensors.hpp"

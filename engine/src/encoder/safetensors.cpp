@@ -1,5 +1,6 @@
-#include "json/json_parse.hpp"
 #include "encoder/safetensors.hpp"
+
+#include "json/json_parse.hpp"
 
 #include "novelty/error.hpp"
 #include "novelty/half.hpp"
