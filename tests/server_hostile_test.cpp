@@ -2,7 +2,7 @@
 // bounded: bodies that are not UTF-8, nested too deeply or hold 1e999 get 400 and leave no
 // request counted in flight; chunked bodies over the limit get 413; clients that send their
 // headers a line at a time cannot hold every thread, and /healthz keeps answering; connections
-// beyond --max-connections get 503 at once.
+// beyond --max-connections get 503 at once; a body that stops arriving gets 408.
 #include "novelty/npy.hpp"
 #include "novelty_host/server.hpp"
 #include "search_reference.hpp"
@@ -212,6 +212,22 @@ TEST_F(ServerHostileTest, SlowHeaderClientsCannotStarveHealthz) {
     done = true;
     for (auto& t : slow) t.join();
     EXPECT_EQ(ok, 1) << "/healthz never answered while slow clients were connected";
+    server.stop();
+}
+
+// A body that stops arriving is cut off at the body deadline with 408, not waited for.
+TEST_F(ServerHostileTest, SlowBodyGets408AtItsDeadline) {
+    ServerOptions o = options();
+    o.body_timeout = std::chrono::milliseconds(500);
+    Server server(o);
+    server.start();
+    RawClient client(server.port());
+    ASSERT_TRUE(client.connected());
+    ASSERT_TRUE(client.send("POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            "Content-Length: 100\r\n\r\n{\"queries\": "));
+    const std::string reply = client.reply();
+    EXPECT_EQ(status_of(reply), 408) << reply.substr(0, 300);
+    EXPECT_EQ(server.in_flight(), 0u);
     server.stop();
 }
 
