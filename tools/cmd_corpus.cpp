@@ -7,11 +7,14 @@
 #include "novelty/import.hpp"
 #include "novelty_host/progress.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <memory>
 
 namespace novelty::cli {
@@ -54,8 +57,11 @@ int run_import(const ImportArgs& args) {
     std::size_t n_files = options.sources.size();
     options.on_progress = [&](const ImportProgress& p) {
         if (p.stage == "reading") {
-            const std::string note = "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " +
-                                     std::to_string(p.file_bytes ? 100 * p.bytes_read / p.file_bytes : 0) + "% read)";
+            // A pipe has no size: say how much was read instead of a percentage.
+            const std::string read = p.file_bytes ? std::to_string(100 * p.bytes_read / p.file_bytes) + "% read"
+                                                  : std::to_string(p.bytes_read >> 20) + " MiB read";
+            const std::string note =
+                "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " + read + ")";
             bar.update(p.records, 0, note);
         } else {
             bar.update(p.records, 0, "(" + p.stage + ")");
@@ -138,7 +144,9 @@ int run_info(const InfoArgs& args) {
     }
     if (args.json) {
         std::ifstream in(fs::path(args.dir) / "manifest.json");
-        nlohmann::json j = nlohmann::json::parse(in);
+        std::stringstream text;
+        text << in.rdbuf();
+        nlohmann::json j = parse_json(text.str());
         j["dir"] = args.dir;
         j["identity"] = corpus.identity();
         if (args.verify) j["verified"] = verified;

@@ -7,6 +7,8 @@
 #include "novelty/error.hpp"
 #include "novelty/metrics.hpp"
 
+#include "json_parse.hpp"
+#include "novelty/message_text.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -55,13 +57,12 @@ void for_each_record(const std::string& path, const std::function<void(const jso
         if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
         json record;
         try {
-            record = json::parse(text);
-        } catch (const json::parse_error& e) {
-            std::string message = e.what();
-            if (auto pos = message.find("parse error"); pos != std::string::npos) message = message.substr(pos);
-            throw InputError(path, line_number, "malformed JSON: " + message);
+            record = parse_json(text);
+        } catch (const JsonError& e) {
+            throw InputError(path, line_number, std::string("malformed JSON: ") + e.what());
         }
-        if (!record.is_object()) throw InputError(path, line_number, "expected a JSON object, found " + record.dump());
+        if (!record.is_object())
+            throw InputError(path, line_number, "expected a JSON object, found " + quote_value(dump_json(record)));
         fn(record, line_number);
     }
     if (in.bad()) throw InputError(path, 0, "read error");

@@ -7,6 +7,7 @@
 #include "retrieve_llm.hpp"
 #include "rewrites_file.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 #include "novelty/retrieval.hpp"
@@ -98,7 +99,7 @@ std::string query_text(const Corpus& corpus, const QueryRecord& r, const std::st
         const Paper p = corpus.paper(*row);
         return embedding_text(p.title, p.abstract);
     }
-    throw InputError(path, r.line, "query '" + r.id + "' has no text and is not the id of a corpus paper");
+    throw InputError(path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
 }
 
 Ranking truncated(const Ranking& r, std::size_t k) {
@@ -396,13 +397,16 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", args->out, "Write the TREC run here (qid Q0 docid rank score tag; tag = method), or "
                                         "JSON Lines when the name ends in .jsonl");
     cmd->add_option("--jsonl", args->jsonl, "Also write JSON Lines with titles here (one line per query)");
-    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions");
-    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts");
+    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--rewrites", args->rewrites,
                     "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}, or the "
                     "--jsonl output of an earlier run (instead of --llm)");
     add_retrieve_llm_flags(*cmd, args->llm);
-    cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)");
+    cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(cmd, args->device);
     add_embedder_flags(*cmd, args->queries.embedder);
     cmd->add_flag("-q,--quiet", args->queries.quiet, "No progress on stderr");

@@ -10,6 +10,8 @@
 #include "novelty/scoring.hpp"
 #include "novelty_host/progress.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -81,7 +83,7 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
             continue;
         }
         try {
-            done.insert(nlohmann::json::parse(line).at("id").get<std::string>());
+            done.insert(parse_json(line).at("id").get<std::string>());
         } catch (const std::exception&) {
             break;
         }
@@ -247,13 +249,16 @@ void add_score_command(CLI::App& app, int& exit_code) {
     score->add_flag("--include-self", a->include_self,
                     "Count a neighbour paper as its own nearest neighbour (distance 0) in its density, as the paper's "
                     "Algorithm 1 reads literally; default: a paper's density leaves itself out");
-    score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)");
-    score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)");
+    score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)")
+        ->check(CLI::NonNegativeNumber);
+    score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(score, a->device);
     score->add_option("--out", a->out, "Output file (written as OUT.partial while running); default: a table on stdout");
     score->add_option("--format", a->format, "jsonl (default) or csv")->check(CLI::IsMember({"jsonl", "csv"}));
     score->add_flag("--resume", a->resume, "Continue an interrupted run: ideas already in OUT.partial are skipped");
-    score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)");
+    score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_embedder_flags(*score, a->ideas.embedder);
     score->add_flag("-q,--quiet", a->ideas.quiet, "No progress on stderr");
     score->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_score(*a); }); });

@@ -263,7 +263,8 @@ void add_search_commands(CLI::App& app, int& exit_code) {
                        "Write the results here: JSON Lines (one result per query, in input order), or numpy arrays "
                        "when the name ends in .npz (sims, rows, ids, counts, queries, searchable; docs/formats.md); "
                        "default: a table on stdout");
-    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)");
+    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(search, search_args->device);
     add_embedder_flags(*search, search_args->queries.embedder);
     search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
@@ -277,10 +278,12 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     index->add_option("--q", index_args->q, "Neighbours averaged into each paper's density (default 50)")
         ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
     index->add_option("--extra", index_args->extra,
-                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)");
+                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)")
+        ->check(CLI::NonNegativeNumber);
     index->add_option("--cutoff", index_args->cutoff,
                       "Join only the papers published on or before this date (a row prefix); default: all papers");
-    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)");
+    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(index, index_args->device);
     index->add_flag("-q,--quiet", index_args->quiet, "No progress on stderr");
     index->callback([index_args, &exit_code] { exit_code = run_guarded([&] { return run_index(*index_args); }); });

@@ -1,5 +1,6 @@
 #include "query_input.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
 #include "novelty_host/progress.hpp"
@@ -70,20 +71,20 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
             float* v = input.vectors.data() + i * dim;
             if (given) {
                 given->row_as_f32(i, v);
-                check_vector(v, dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query '" + r.id + "')");
+                check_vector(v, dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query " + quote_value(r.id) + ")");
                 continue;
             }
             if (r.has_text()) {
                 if (!options.make_embedder)
                     throw InputError(options.queries_path, r.line,
-                                     "query '" + r.id + "' has text but no encoder was given to embed it");
+                                     "query " + quote_value(r.id) + " has text but no encoder was given to embed it");
                 to_embed.push_back(i);
                 continue;
             }
             const auto row = corpus.find_row(r.id);
             if (!row)
                 throw InputError(options.queries_path, r.line,
-                                 "query '" + r.id + "' has no text and is not the id of a corpus paper");
+                                 "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
             corpus_vectors.row_as_f32(*row, v);
         }
         if (!to_embed.empty()) {

@@ -51,6 +51,14 @@ std::string sha256_file(const std::string& path) {
     return digest.hex();
 }
 
+Sha256::Sha256() : ctx_(new DigestContext()) {}
+
+Sha256::~Sha256() { delete static_cast<DigestContext*>(ctx_); }
+
+void Sha256::update(const void* data, std::size_t n) { static_cast<DigestContext*>(ctx_)->update(data, n); }
+
+std::string Sha256::hex() { return static_cast<DigestContext*>(ctx_)->hex(); }
+
 std::string sha256_hex(std::string_view bytes) {
     DigestContext digest;
     digest.update(bytes.data(), bytes.size());

@@ -6,6 +6,8 @@
 #include "novelty/corpus_embed.hpp"
 #include "novelty/error.hpp"
 
+#include "json/json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -35,8 +37,10 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
         nlohmann::json state;
         try {
             std::ifstream in(state_path);
-            state = nlohmann::json::parse(in);
-        } catch (const nlohmann::json::exception& e) {
+            std::stringstream text;
+            text << in.rdbuf();
+            state = parse_json(text.str());
+        } catch (const std::exception& e) {  // JsonError, or a read error
             throw CorpusError(state_path + ": unreadable (" + e.what() + "); delete embed.partial.* to start over");
         }
         if (state.value("embedder", "") != embedder.name())

@@ -5,6 +5,7 @@
 #include "jsonl.hpp"
 #include "novelty/checksum.hpp"
 #include "novelty/corpus.hpp"
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/import.hpp"
 #include "sqlite_db.hpp"
@@ -137,7 +138,8 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
     db.exec("BEGIN");
     for (std::size_t file_index = 0; file_index < options.sources.size(); ++file_index) {
         const ImportSource& source = options.sources[file_index];
-        SourceInfo info{source.path, import_format_name(source.format), source.field, sha256_file(source.path), 0, 0, 0};
+        // Read once (pipes and FIFOs cannot be read twice): the checksum is taken on the way.
+        SourceInfo info{source.path, import_format_name(source.format), source.field, std::string(), 0, 0, 0};
         JsonlReader reader(source.path);
         progress.file_index = file_index;
         progress.file_bytes = reader.lines().file_size();
@@ -194,7 +196,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
                     }
                     where.reset();
                     if (!identical)
-                        throw InputError(source.path, line, "duplicate id '" + paper.id + "' (first seen at " + first + ")");
+                        throw InputError(source.path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
                     // The same record twice: keeping one loses nothing.
                     ++info.duplicates;
                     ++reading.duplicates;
@@ -215,6 +217,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
                 options.on_progress(progress);
             }
         }
+        info.sha256 = reader.sha256();
         if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
         reading.sources.push_back(info);
         progress.records = reading.accepted;

@@ -3,6 +3,8 @@
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
 
+#include "json/json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -117,8 +119,8 @@ CorpusManifest read_manifest(const std::string& dir) {
     text << in.rdbuf();
     json j;
     try {
-        j = json::parse(text.str());
-    } catch (const json::exception& e) {
+        j = parse_json(text.str());
+    } catch (const std::exception& e) {  // JsonError, or a read error
         throw CorpusError(path + ": invalid JSON: " + e.what());
     }
     if (!j.is_object() || j.value("format", "") != "novelty-corpus")
@@ -135,7 +137,7 @@ CorpusManifest read_manifest(const std::string& dir) {
 }
 
 void write_manifest(const std::string& dir, const CorpusManifest& manifest) {
-    write_file_atomic((std::filesystem::path(dir) / "manifest.json").string(), to_json(manifest).dump(2) + "\n");
+    write_file_atomic((std::filesystem::path(dir) / "manifest.json").string(), to_json(manifest).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace novelty

@@ -7,6 +7,8 @@
 #include "novelty/error.hpp"
 
 #include <curl/curl.h>
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -234,8 +236,8 @@ struct ChatClient::Impl {
         if (status >= 200 && status < 300) {
             json answer;
             try {
-                answer = json::parse(t.response);
-            } catch (const json::parse_error& e) {
+                answer = parse_json(t.response);
+            } catch (const JsonError&) {
                 retry_or_fail(std::move(job),
                               "HTTP " + std::to_string(status) + " but the body is not valid JSON; body starts: " +
                                   detail::body_excerpt(t.response),

@@ -1,6 +1,7 @@
 // SHA-256 checksums of files and strings, as lowercase hex.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,5 +11,20 @@ namespace novelty {
 std::string sha256_file(const std::string& path);
 /// SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);
+
+/// SHA-256 of bytes given piece by piece (a stream read once, such as a pipe).
+class Sha256 {
+public:
+    Sha256();
+    ~Sha256();
+    Sha256(const Sha256&) = delete;
+    Sha256& operator=(const Sha256&) = delete;
+    void update(const void* data, std::size_t n);
+    /// The digest of everything given so far, as lowercase hex; call once.
+    std::string hex();
+
+private:
+    void* ctx_;  // EVP_MD_CTX
+};
 
 }  // namespace novelty
