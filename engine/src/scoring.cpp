@@ -1,10 +1,13 @@
 // RND, ND, HD and ON scores (docs/scoring.md).
+#include "novelty/density_variants.hpp"
 #include "novelty/error.hpp"
 #include "novelty/neighbor_cache.hpp"
 #include "novelty/scoring.hpp"
+#include "search_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace novelty {
 
@@ -24,6 +27,25 @@ std::vector<std::int64_t> sorted_rows(const RowLists& lists, std::size_t item) {
 
 bool contains(const std::vector<std::int64_t>& sorted, std::int64_t row) {
     return std::binary_search(sorted.begin(), sorted.end(), row);
+}
+
+/// Top-k of each idea among rows [begin, min(its row limit, end)), searched in that slice of
+/// the corpus; the rows returned are relative to `begin`.
+TopK window_search(SearchBackend& backend, const VectorView& corpus_view, const ScoreInput& input,
+                   const std::vector<std::size_t>& row_limit, std::size_t begin, std::size_t end, std::size_t k) {
+    VectorView slice = corpus_view;
+    slice.data = static_cast<const char*>(corpus_view.data) + begin * corpus_view.dim * dtype_size(corpus_view.dtype);
+    slice.n_rows = corpus_view.n_rows - begin;
+    SearchQueries window{input.vectors, input.n_ideas, input.dim, {}, {}};
+    for (std::size_t i = 0; i < input.n_ideas; ++i) {
+        const std::size_t limit = std::min(row_limit[i], end);
+        window.row_limit.push_back(limit > begin ? limit - begin : 0);
+        std::vector<std::int64_t> shifted;
+        for (std::int64_t row : sorted_rows(input.excluded, i))
+            if (row >= static_cast<std::int64_t>(begin)) shifted.push_back(row - static_cast<std::int64_t>(begin));
+        window.excluded.add(shifted);
+    }
+    return backend.search(slice, window, k);
 }
 
 }  // namespace
@@ -57,37 +79,33 @@ const SelfJoin& Scorer::join_for(std::size_t n_rows) {
     return joins_.back().second;
 }
 
-double Scorer::neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
+std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
     // Others needed: q, or q - 1 when the row itself counts as its nearest neighbour (distance 0).
     const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
-    double sum = 0;
-    std::size_t taken = 0;
-    if (need > 0) {
-        const SelfJoin& join = join_for(n_rows);
-        for (std::size_t r = 0; r < join.k_stored && taken < need; ++r) {
-            const std::int64_t other = join.rows[row * join.k_stored + r];
-            if (other < 0) break;
-            if (contains(excluded, other)) continue;
-            sum += 1.0 - static_cast<double>(join.sims[row * join.k_stored + r]);
-            ++taken;
-        }
-        if (taken < need) {
-            // Too many of the cached neighbours are excluded: search this row's neighbours directly.
-            std::vector<float> v(corpus_.manifest().dim);
-            corpus_.vectors().row_as_f32(row, v.data());
-            SearchQueries query{v.data(), 1, v.size(), {n_rows}, {}};
-            std::vector<std::int64_t> left_out = excluded;
-            left_out.push_back(static_cast<std::int64_t>(row));
-            query.excluded.add(left_out);
-            const TopK top = backend_.search(VectorView::of(corpus_.vectors()), query, need);
-            if (top.count[0] < need)
-                throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
-                                 " papers a neighbour can reach within the cutoff and exclusions");
-            sum = 0;
-            for (std::size_t r = 0; r < need; ++r) sum += 1.0 - static_cast<double>(top.sim(0, r));
-        }
+    std::vector<float> sims;
+    if (need == 0) return sims;
+    const SelfJoin& join = join_for(n_rows);
+    for (std::size_t r = 0; r < join.k_stored && sims.size() < need; ++r) {
+        const std::int64_t other = join.rows[row * join.k_stored + r];
+        if (other < 0) break;
+        if (contains(excluded, other)) continue;
+        sims.push_back(join.sims[row * join.k_stored + r]);
     }
-    return sum / static_cast<double>(options_.q);
+    if (sims.size() < need) {
+        // Too many of the cached neighbours are excluded: search this row's neighbours directly.
+        std::vector<float> v(corpus_.manifest().dim);
+        corpus_.vectors().row_as_f32(row, v.data());
+        SearchQueries query{v.data(), 1, v.size(), {n_rows}, {}};
+        std::vector<std::int64_t> left_out = excluded;
+        left_out.push_back(static_cast<std::int64_t>(row));
+        query.excluded.add(left_out);
+        const TopK top = backend_.search(VectorView::of(corpus_.vectors()), query, need);
+        if (top.count[0] < need)
+            throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
+                             " papers a neighbour can reach within the cutoff and exclusions");
+        sims.assign(top.sims.begin(), top.sims.begin() + static_cast<std::ptrdiff_t>(need));
+    }
+    return sims;
 }
 
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
@@ -104,6 +122,12 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     TopK hd_top;
     if (!options_.split_row && k >= n_hd) {
         hd_top = top;
+    } else if (options_.split_row && options_.historical_from_row) {
+        // The historical window [from, split), searched in that slice.
+        const std::size_t from = *options_.historical_from_row;
+        hd_top = from < *options_.split_row
+                     ? window_search(backend_, corpus_view, input, queries.row_limit, from, *options_.split_row, n_hd)
+                     : empty_top_k(n, n_hd);  // an empty window: HD is null
     } else {
         SearchQueries historical = queries;
         if (options_.split_row)
@@ -114,21 +138,8 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
 
     // CD and CI: the nearest contemporary papers, rows [split, cutoff), searched in that slice.
     std::optional<TopK> cd_top;
-    if (options_.split_row && *options_.split_row < corpus_.size() && corpus_.manifest().n_with_citations > 0) {
-        const std::size_t split = *options_.split_row;
-        VectorView slice = corpus_view;
-        slice.data = static_cast<const char*>(corpus_view.data) + split * corpus_view.dim * dtype_size(corpus_view.dtype);
-        slice.n_rows = corpus_view.n_rows - split;
-        SearchQueries contemporary{input.vectors, n, input.dim, {}, {}};
-        for (std::size_t i = 0; i < n; ++i) {
-            contemporary.row_limit.push_back(queries.row_limit[i] > split ? queries.row_limit[i] - split : 0);
-            std::vector<std::int64_t> shifted;
-            for (std::int64_t row : sorted_rows(input.excluded, i))
-                if (row >= static_cast<std::int64_t>(split)) shifted.push_back(row - static_cast<std::int64_t>(split));
-            contemporary.excluded.add(shifted);
-        }
-        cd_top = backend_.search(slice, contemporary, n_hd);
-    }
+    if (options_.split_row && *options_.split_row < corpus_.size() && corpus_.manifest().n_with_citations > 0)
+        cd_top = window_search(backend_, corpus_view, input, queries.row_limit, *options_.split_row, corpus_.size(), n_hd);
 
     std::vector<IdeaScore> scores(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -145,14 +156,30 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
         double nd = 0;
         for (std::size_t r = 0; r < q; ++r) nd += 1.0 - static_cast<double>(top.sim(i, r));
         s.nd = nd / static_cast<double>(q);
+        s.density_p = density_of(std::span<const float>(&top.sims[i * k], p), p, DensityKind::mean_cosine);
+        const double nd_euclid = density_of(std::span<const float>(&top.sims[i * k], q), q, DensityKind::mean_euclidean);
         const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
-        std::size_t at_most = 0;
+        std::vector<double> euclid(p), their_hd(p, std::nan(""));
+        const bool rel_hd = (options_.include_self ? q - 1 : q) >= n_hd && k >= n_hd;
         for (std::size_t r = 0; r < p; ++r) {
-            const double density = neighbor_density(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
-            s.neighbor_nd.push_back(density);
-            if (density <= s.nd) ++at_most;
+            const std::vector<float> sims = density_sims(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
+            if (rel_hd) their_hd[r] = density_of(sims, n_hd, DensityKind::mean_euclidean);
+            // With include_self the row itself is one of the q, at distance 0 in both metrics.
+            double cosine = 0, euclidean_sum = 0;
+            for (float sim : sims) {
+                cosine += 1.0 - static_cast<double>(sim);
+                euclidean_sum += unit_euclidean(sim);
+            }
+            s.neighbor_nd.push_back(cosine / static_cast<double>(q));
+            euclid[r] = euclidean_sum / static_cast<double>(q);
         }
-        s.rnd = 100.0 * static_cast<double>(at_most) / static_cast<double>(p);
+        s.rnd = relative_rank(s.nd, s.neighbor_nd);
+        s.rnd_euclid = relative_rank(nd_euclid, euclid);
+        s.rel_hd = rel_hd ? relative_rank(density_of(std::span<const float>(&top.sims[i * k], n_hd), n_hd,
+                                                     DensityKind::mean_euclidean),
+                                          their_hd)
+                          : std::nan("");
+        s.rnd_hd = (s.rnd + s.rel_hd) / 2.0;
         if ((options_.include_self ? q - 1 : q) > 0) s.densities_by = join_for(s.searchable).computed_by;
 
         const std::size_t n_hist = std::min(hd_top.count[i], hd_count_cap);
