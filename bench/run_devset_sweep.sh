@@ -34,3 +34,8 @@ fi
 
 "$novelty" eval sweep --corpus "$work/corpus" --ideas "$work/set/ideas.jsonl" --labels "$work/set/labels.jsonl" \
   --group-by field --bootstrap "${BOOTSTRAP:-1000}" --out "$work/sweep.json" --plot "$work/sweep.svg" | tee "$work/sweep.txt"
+# The follow-up: the first sweep's winner sat at its largest P (200), so a second sweep goes
+# further in P, with fewer Q and definitions (docs/benchmarks.md reports both).
+"$novelty" eval sweep -q --corpus "$work/corpus" --ideas "$work/set/ideas.jsonl" --labels "$work/set/labels.jsonl" \
+  --group-by field --p 100,200,300,500 --q 5,20,50 --hd 5 --densities cos,euclid --bootstrap 200 \
+  --out "$work/sweep_p500.json" | tee "$work/sweep_p500.txt"
