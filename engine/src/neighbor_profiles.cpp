@@ -43,7 +43,9 @@ void search_pending(const Corpus& corpus, SearchBackend& backend, const ScoreInp
     if (pending.empty()) return;
     const std::size_t dim = corpus.manifest().dim;
     std::vector<float> vectors(pending.size() * dim);
-    SearchQueries queries{nullptr, pending.size(), dim, {}, {}};
+    SearchQueries queries;  // fields by name: the struct may gain fields
+    queries.n_queries = pending.size();
+    queries.dim = dim;
     for (std::size_t t = 0; t < pending.size(); ++t) {
         const NeighborProfile& profile = profiles[pending[t].idea];
         const std::int64_t row = profile.rows[pending[t].rank];
@@ -77,7 +79,12 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchBacke
         throw UsageError("profiles: sizes must be at most " + std::to_string(SearchBackend::max_k));
     if (corpus.size() < 2) throw UsageError("profiles need a corpus of at least 2 papers");
     const VectorView view = VectorView::of(corpus.vectors());
-    SearchQueries queries{input.vectors, n, input.dim, input.row_limit, input.excluded};
+    SearchQueries queries;
+    queries.vectors = input.vectors;
+    queries.n_queries = n;
+    queries.dim = input.dim;
+    queries.row_limit = input.row_limit;
+    queries.excluded = input.excluded;
     if (queries.row_limit.empty()) queries.row_limit.assign(n, corpus.size());
     const TopK top = backend.search(view, queries, k);
 
