@@ -37,6 +37,8 @@ void add_retrieve_command(CLI::App& app, int& exit_code);
 void add_claims_command(CLI::App& app, int& exit_code);
 /// `eval claimnov`, under the `eval` group.
 void add_eval_claimnov_command(CLI::App& eval, int& exit_code);
+/// `eval sweep`, under the `eval` group (tools/cmd_eval_sweep.cpp).
+void add_eval_sweep_command(CLI::App& eval, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty serve`: the HTTP API.

@@ -37,6 +37,7 @@ struct ScoreArgs {
     std::size_t q = 50;
     std::string methods = "rnd,hd,on,density";
     std::string split;
+    std::string historical_from;  ///< "" = the paper's 2011 when it lies before the split
     bool include_self = false;
     std::size_t extra = 8;
     std::size_t evidence = 10;
@@ -51,8 +52,10 @@ std::set<std::string> parse_methods(const std::string& list) {
     std::stringstream ss(list);
     for (std::string m; std::getline(ss, m, ',');) {
         if (m.empty()) continue;
-        if (m != "rnd" && m != "hd" && m != "on" && m != "density")
-            throw UsageError("--methods: unknown method '" + m + "' (expected rnd, hd, on, density)");
+        if (m != "rnd" && m != "hd" && m != "on" && m != "density" && m != "density_p" && m != "rnd_euclid" &&
+            m != "rel_hd" && m != "rnd_hd")
+            throw UsageError("--methods: unknown method '" + m +
+                             "' (expected rnd, hd, on, density, density_p, rnd_euclid, rel_hd, rnd_hd)");
         methods.insert(m);
     }
     if (methods.empty()) throw UsageError("--methods names no method");
@@ -91,11 +94,23 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
     return done;
 }
 
+/// The rows published before `date` starts: those on or before the end of the period before it
+/// ("2011" -> through 2010-12-31, "2011-03" -> through 2011-02, "2011-03-01" -> through 2011-02).
+std::size_t rows_before(const Corpus& corpus, PartialDate date) {
+    if (date.month == 0) return corpus.rows_through(PartialDate{date.year - 1, 0, 0});
+    if (date.day > 1) return corpus.rows_through(PartialDate{date.year, date.month, date.day - 1});
+    return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
+}
+
 int run_score(const ScoreArgs& args) {
     const std::set<std::string> methods = parse_methods(args.methods);
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
+    // Relative HD ranks HDs over 5 neighbours read from the cached density lists of q papers.
+    if ((methods.count("rel_hd") || methods.count("rnd_hd")) && (args.include_self ? args.q - 1 : args.q) < 5)
+        throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
+                         "q nearest papers");
 
     const QueryInput input = load_queries(corpus, args.ideas, "ideas");
     const std::size_t n = input.records.size();
@@ -114,11 +129,25 @@ int run_score(const ScoreArgs& args) {
     }
 
     ScoreOptions score_options;
+    std::string historical_from;  // the window's first date as used, "" for none
     score_options.p = args.p;
     score_options.q = args.q;
     score_options.include_self = args.include_self;
     score_options.extra = args.extra;
-    if (!args.split.empty()) score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+    if (!args.split.empty()) {
+        score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+        // The RND paper's historical window starts in 2011; by default that bound applies when
+        // it lies before the split (a split in or before 2011 keeps every earlier paper).
+        const bool given = !args.historical_from.empty();
+        if (args.historical_from != "none") {
+            const std::size_t from =
+                rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "--historical-from"));
+            if (given || from < *score_options.split_row) {
+                score_options.historical_from_row = from;
+                historical_from = given ? args.historical_from : "2011";
+            }
+        }
+    }
     host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
     score_options.on_cache_warning = [](const std::string& message) {
@@ -158,6 +187,7 @@ int run_score(const ScoreArgs& args) {
     report.q = args.q;
     report.include_self = args.include_self;
     report.split = args.split;
+    report.historical_from = historical_from;
     report.evidence = args.evidence;
     report.methods = methods;
     // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
@@ -239,12 +269,18 @@ void add_score_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     score->add_option("--q", a->q, "Neighbours averaged into a density (default 50)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
-    score->add_option("--methods", a->methods, "Scores to report: any of rnd,hd,on,density (default all)");
+    score->add_option("--methods", a->methods,
+                      "Scores to report: any of rnd,hd,on,density,density_p,rnd_euclid,rel_hd,rnd_hd (default "
+                      "rnd,hd,on,density)");
     score->add_option("--cutoff", a->ideas.cutoff,
                       "Only papers published on or before this date, for ideas without their own \"date\"");
     score->add_option("--split", a->split,
                       "Papers before this date are historical (HD), from it on contemporary (CD, citations for ON); "
                       "without it HD uses all searchable papers and ON is null");
+    score->add_option("--historical-from", a->historical_from,
+                      "With --split: HD's historical papers are those from this date up to the split (default 2011, "
+                      "the RND paper's window 2011-2021, when the split is later); 'none' for every paper before the "
+                      "split");
     score->add_option("--exclude", a->ideas.exclude, "Comma-separated paper ids left out for every idea");
     score->add_flag("--include-self", a->include_self,
                     "Count a neighbour paper as its own nearest neighbour (distance 0) in its density, as the paper's "

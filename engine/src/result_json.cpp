@@ -22,6 +22,7 @@ ordered text_or_null(const std::string& s) { return s.empty() ? ordered(nullptr)
 std::string score_result_json(const Corpus& corpus, const ScoreReportContext& context, const std::string& id,
                               const IdeaScore& s, const std::string& cutoff, const std::vector<std::string>& excluded) {
     auto wanted = [&](const char* method) { return context.methods.empty() || context.methods.count(method) > 0; };
+    auto asked = [&](const char* method) { return context.methods.count(method) > 0; };
     ordered j;
     j["id"] = id;
     ordered scores = ordered::object();
@@ -29,6 +30,10 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
     if (wanted("hd")) scores["hd"] = number_or_null(s.hd);
     if (wanted("on")) scores["on"] = s.on ? ordered(*s.on) : ordered(nullptr);
     if (wanted("density")) scores["density"] = s.nd;
+    if (asked("density_p")) scores["density_p"] = s.density_p;
+    if (asked("rnd_euclid")) scores["rnd_euclid"] = s.rnd_euclid;
+    if (asked("rel_hd")) scores["rel_hd"] = number_or_null(s.rel_hd);
+    if (asked("rnd_hd")) scores["rnd_hd"] = number_or_null(s.rnd_hd);
     j["scores"] = scores;
     j["nd"] = s.nd;
     ordered neighbors = ordered::array();
@@ -49,6 +54,7 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
                        {"include_self", context.include_self},
                        {"split", text_or_null(context.split)},
                        {"searchable", s.searchable}};
+    if (!context.split.empty()) j["provenance"]["historical_from"] = text_or_null(context.historical_from);
     if (!context.backend.empty()) j["provenance"]["backend"] = context.backend;
     if (!s.densities_by.empty()) j["provenance"]["densities_backend"] = s.densities_by;
     return j.dump();

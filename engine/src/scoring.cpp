@@ -1,10 +1,13 @@
 // RND, ND, HD and ON scores (docs/scoring.md).
+#include "novelty/density_variants.hpp"
 #include "novelty/error.hpp"
 #include "novelty/neighbor_cache.hpp"
 #include "novelty/scoring.hpp"
+#include "search_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace novelty {
 
@@ -33,8 +36,8 @@ Scorer::Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options)
     if (index.corpus().data != corpus.vectors().data() || index.n_rows() != corpus.size())
         throw UsageError("Scorer: the search index was not built on this corpus's vectors");
     if (options_.p < 1 || options_.q < 1) throw UsageError("p and q must be at least 1");
-    if (std::max(options_.p, options_.q) > SearchBackend::max_k)
-        throw UsageError("p and q must be at most " + std::to_string(SearchBackend::max_k));
+    if (std::max(options_.p, options_.q) > SearchIndex::max_k)
+        throw UsageError("p and q must be at most " + std::to_string(SearchIndex::max_k));
 }
 
 const SelfJoin& Scorer::join_for(std::size_t n_rows) {
@@ -58,42 +61,38 @@ const SelfJoin& Scorer::join_for(std::size_t n_rows) {
     return joins_.back().second;
 }
 
-double Scorer::neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
+std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
     // Others needed: q, or q - 1 when the row itself counts as its nearest neighbour (distance 0).
     const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
-    double sum = 0;
-    std::size_t taken = 0;
-    if (need > 0) {
-        const SelfJoin& join = join_for(n_rows);
-        for (std::size_t r = 0; r < join.k_stored && taken < need; ++r) {
-            const std::int64_t other = join.rows[row * join.k_stored + r];
-            if (other < 0) break;
-            if (contains(excluded, other)) continue;
-            sum += 1.0 - static_cast<double>(join.sims[row * join.k_stored + r]);
-            ++taken;
-        }
-        if (taken < need) {
-            // Too many of the cached neighbours are excluded: search this row's neighbours directly.
-            std::vector<float> v(corpus_.manifest().dim);
-            corpus_.vectors().row_as_f32(row, v.data());
-            SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}};
-            std::vector<std::int64_t> left_out = excluded;
-            left_out.push_back(static_cast<std::int64_t>(row));
-            query.excluded.add(left_out);
-            const TopK top = index_.search(query, need);
-            if (top.count[0] < need)
-                throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
-                                 " papers a neighbour can reach within the cutoff and exclusions");
-            sum = 0;
-            for (std::size_t r = 0; r < need; ++r) sum += 1.0 - static_cast<double>(top.sim(0, r));
-        }
+    std::vector<float> sims;
+    if (need == 0) return sims;
+    const SelfJoin& join = join_for(n_rows);
+    for (std::size_t r = 0; r < join.k_stored && sims.size() < need; ++r) {
+        const std::int64_t other = join.rows[row * join.k_stored + r];
+        if (other < 0) break;
+        if (contains(excluded, other)) continue;
+        sims.push_back(join.sims[row * join.k_stored + r]);
     }
-    return sum / static_cast<double>(options_.q);
+    if (sims.size() < need) {
+        // Too many of the cached neighbours are excluded: search this row's neighbours directly.
+        std::vector<float> v(corpus_.manifest().dim);
+        corpus_.vectors().row_as_f32(row, v.data());
+        SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}};
+        std::vector<std::int64_t> left_out = excluded;
+        left_out.push_back(static_cast<std::int64_t>(row));
+        query.excluded.add(left_out);
+        const TopK top = index_.search(query, need);
+        if (top.count[0] < need)
+            throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
+                             " papers a neighbour can reach within the cutoff and exclusions");
+        sims.assign(top.sims.begin(), top.sims.begin() + static_cast<std::ptrdiff_t>(need));
+    }
+    return sims;
 }
 
 struct Scorer::Searches {
     TopK top;                   ///< the nearest max(p, q)
-    TopK hd_top;                ///< the nearest historical papers (before the split, within the cutoff)
+    TopK hd_top;                ///< the nearest historical papers (the window before the split)
     std::optional<TopK> cd_top; ///< the nearest contemporary papers, rows [split, cutoff)
 };
 
@@ -101,15 +100,18 @@ Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
     const std::size_t k = std::max(options_.p, options_.q), n_hd = options_.hd_neighbors;
     Searches found;
     found.top = index_.search(queries, k);
+    // HD: the nearest historical papers, rows [historical_from, split) within the cutoff.
     // Without a split every searchable paper is historical, and the main search already holds
     // the nearest ones whenever it kept at least as many.
     if (!options_.split_row && k >= n_hd) {
         found.hd_top = found.top;
     } else {
         SearchQueries historical = queries;
-        if (options_.split_row)
+        if (options_.split_row) {
             for (auto& limit : historical.row_limit) limit = std::min(limit, *options_.split_row);
-        found.hd_top = index_.search(historical, n_hd);
+            if (options_.historical_from_row) historical.row_begin.assign(queries.n_queries, *options_.historical_from_row);
+        }
+        found.hd_top = index_.search(historical, n_hd);  // an empty window leaves HD null
     }
     // CD and CI: the same index, each idea's rows [split, cutoff).
     if (options_.split_row && *options_.split_row < corpus_.size() && corpus_.manifest().n_with_citations > 0) {
@@ -118,6 +120,61 @@ Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
         found.cd_top = index_.search(contemporary, n_hd);
     }
     return found;
+}
+
+/// RND and its relatives: the idea's densities against its P nearest papers' own.
+void Scorer::score_relative(std::size_t i, const ScoreInput& input, const TopK& top, IdeaScore& s) {
+    const std::size_t p = options_.p, q = options_.q, k = std::max(p, q), n_hd = options_.hd_neighbors;
+    double nd = 0;
+    for (std::size_t r = 0; r < q; ++r) nd += 1.0 - static_cast<double>(top.sim(i, r));
+    s.nd = nd / static_cast<double>(q);
+    s.density_p = density_of(std::span<const float>(&top.sims[i * k], p), p, DensityKind::mean_cosine);
+    const double nd_euclid = density_of(std::span<const float>(&top.sims[i * k], q), q, DensityKind::mean_euclidean);
+    const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
+    std::vector<double> euclid(p), their_hd(p, std::nan(""));
+    const bool rel_hd = (options_.include_self ? q - 1 : q) >= n_hd && k >= n_hd;
+    for (std::size_t r = 0; r < p; ++r) {
+        const std::vector<float> sims = density_sims(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
+        if (rel_hd) their_hd[r] = density_of(sims, n_hd, DensityKind::mean_euclidean);
+        // With include_self the row itself is one of the q, at distance 0 in both metrics.
+        double cosine = 0, euclidean_sum = 0;
+        for (float sim : sims) {
+            cosine += 1.0 - static_cast<double>(sim);
+            euclidean_sum += unit_euclidean(sim);
+        }
+        s.neighbor_nd.push_back(cosine / static_cast<double>(q));
+        euclid[r] = euclidean_sum / static_cast<double>(q);
+    }
+    s.rnd = relative_rank(s.nd, s.neighbor_nd);
+    s.rnd_euclid = relative_rank(nd_euclid, euclid);
+    s.rel_hd = rel_hd ? relative_rank(density_of(std::span<const float>(&top.sims[i * k], n_hd), n_hd,
+                                                 DensityKind::mean_euclidean),
+                                      their_hd)
+                      : std::nan("");
+    s.rnd_hd = (s.rnd + s.rel_hd) / 2.0;
+    if ((options_.include_self ? q - 1 : q) > 0) s.densities_by = join_for(s.searchable).computed_by;
+}
+
+/// HD over the historical window, and ON with the contemporary papers' citations.
+void Scorer::score_hd_on(std::size_t i, const Searches& found, IdeaScore& s) {
+    const std::size_t n_hist = std::min(found.hd_top.count[i], options_.hd_neighbors);
+    double hd = 0;
+    for (std::size_t r = 0; r < n_hist; ++r) hd += euclidean(found.hd_top.sim(i, r));
+    s.hd = n_hist ? hd / static_cast<double>(n_hist) : std::nan("");
+    if (!found.cd_top || found.cd_top->count[i] == 0 || n_hist == 0) return;
+    const TopK& cd_top = *found.cd_top;
+    double cd = 0, ci = 0;
+    std::size_t cited = 0;
+    for (std::size_t r = 0; r < cd_top.count[i]; ++r) {
+        cd += euclidean(cd_top.sim(i, r));
+        const Paper paper = corpus_.paper(static_cast<std::size_t>(cd_top.row(i, r)));
+        if (paper.citations) {
+            ci += static_cast<double>(*paper.citations);
+            ++cited;
+        }
+    }
+    cd /= static_cast<double>(cd_top.count[i]);
+    if (cited > 0 && cd > 0) s.on = s.hd * (ci / static_cast<double>(cited)) / cd;
 }
 
 void Scorer::score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s) {
@@ -131,38 +188,8 @@ void Scorer::score_idea(std::size_t i, const ScoreInput& input, const Searches& 
         s.neighbor_rows.push_back(top.row(i, r));
         s.neighbor_sims.push_back(top.sim(i, r));
     }
-    double nd = 0;
-    for (std::size_t r = 0; r < q; ++r) nd += 1.0 - static_cast<double>(top.sim(i, r));
-    s.nd = nd / static_cast<double>(q);
-    const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
-    std::size_t at_most = 0;
-    for (std::size_t r = 0; r < p; ++r) {
-        const double density = neighbor_density(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
-        s.neighbor_nd.push_back(density);
-        if (density <= s.nd) ++at_most;
-    }
-    s.rnd = 100.0 * static_cast<double>(at_most) / static_cast<double>(p);
-    if ((options_.include_self ? q - 1 : q) > 0) s.densities_by = join_for(s.searchable).computed_by;
-
-    const std::size_t n_hist = std::min(found.hd_top.count[i], options_.hd_neighbors);
-    double hd = 0;
-    for (std::size_t r = 0; r < n_hist; ++r) hd += euclidean(found.hd_top.sim(i, r));
-    s.hd = n_hist ? hd / static_cast<double>(n_hist) : std::nan("");
-    if (found.cd_top && found.cd_top->count[i] > 0 && n_hist > 0) {
-        const TopK& cd_top = *found.cd_top;
-        double cd = 0, ci = 0;
-        std::size_t cited = 0;
-        for (std::size_t r = 0; r < cd_top.count[i]; ++r) {
-            cd += euclidean(cd_top.sim(i, r));
-            const Paper paper = corpus_.paper(static_cast<std::size_t>(cd_top.row(i, r)));
-            if (paper.citations) {
-                ci += static_cast<double>(*paper.citations);
-                ++cited;
-            }
-        }
-        cd /= static_cast<double>(cd_top.count[i]);
-        if (cited > 0 && cd > 0) s.on = s.hd * (ci / static_cast<double>(cited)) / cd;
-    }
+    score_relative(i, input, top, s);
+    score_hd_on(i, found, s);
 }
 
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {

@@ -22,8 +22,12 @@ struct ScoreReportContext {
     std::size_t q = 50;
     bool include_self = false;
     std::string split;            ///< the split date as given, "" when none (null in JSON)
+    /// The first date of HD's historical window with a split ("" = none); in the provenance
+    /// as "historical_from" only when there is a split.
+    std::string historical_from;
     std::size_t evidence = 10;    ///< nearest papers listed per idea (fewer when fewer were found)
-    /// Keys under "scores", any of rnd, hd, on, density; empty = all four.
+    /// Keys under "scores", any of rnd, hd, on, density, density_p, rnd_euclid, rel_hd, rnd_hd;
+    /// empty = the first four.
     std::set<std::string> methods;
     /// The search backend that found the neighbours ("cpu", "cuda-f16", ...); "" leaves the
     /// key out.
@@ -31,9 +35,9 @@ struct ScoreReportContext {
 };
 
 /// One idea's score result, compact (no newline):
-/// {"id", "scores": {"rnd","hd","on","density"}, "nd", "neighbors": [{"id","row","sim","title","nd"?}],
+/// {"id", "scores": {"rnd","hd","on","density","density_p"?,"rnd_euclid"?,"rel_hd"?,"rnd_hd"?}, "nd", "neighbors": [{"id","row","sim","title","nd"?}],
 ///  "provenance": {"corpus","embedder","p","q","cutoff","excluded","include_self","split","searchable",
-///  "backend"?}}.
+///  "historical_from"? (with a split), "backend"?}}.
 /// Neighbours nearest first; "nd" on the first p of them. A non-finite HD and a missing ON are null;
 /// `cutoff` "" is null. `excluded` lists the ids left out, in the order given.
 std::string score_result_json(const Corpus& corpus, const ScoreReportContext& context, const std::string& id,
