@@ -174,9 +174,10 @@ void TiledSearch::place_corpus() {
         chunk_rows_ = memory.chunk_rows;
         if (!memory.streaming_fits)
             throw UsageError("the CUDA backend's memory budget (" + std::to_string(ctx_.budget.total >> 20) +
-                             " MiB) is too small for its work buffers plus two corpus chunks: give --device-memory " +
-                             std::to_string(smallest_feasible_budget_mib(shape, *args_.tuning)) +
-                             " or more, or use --device cpu");
+                             " MiB) is too small for its work buffers plus two corpus chunks: give it a budget of " +
+                                 std::to_string(smallest_feasible_budget_mib(shape, *args_.tuning)) +
+                                 " MiB or more, or use the cpu device",
+                             "device_memory");
         chunk_buffers_[0] = DeviceBuffer(chunk_rows_ * row_bytes_);
         chunk_buffers_[1] = DeviceBuffer(chunk_rows_ * row_bytes_);
     }
