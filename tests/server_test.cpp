@@ -310,6 +310,11 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
         EXPECT_NE(r.body["error"].get<std::string>().find(c.message), std::string::npos)
             << "expected '" << c.message << "' in: " << r.body["error"];
     }
+    // The key at fault is named apart from the message, as the CLI names its flag.
+    const Reply bad_k = post(port, "/v1/search", json{{"queries", {{{"id", "a"}, {"vector", v}}}}, {"k", 0}}.dump());
+    EXPECT_EQ(bad_k.body.value("parameter", ""), "k") << bad_k.text;
+    const Reply bad_vector = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump());
+    EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
     // Unknown routes and wrong methods, as JSON too.
     const Reply missing = get(port, "/v2/nothing");
     EXPECT_EQ(missing.status, 404);
@@ -542,7 +547,8 @@ TEST_F(ServerTest, CudaDeviceIsRefusedAsByScoreAndTheCorpusIsNeverWritten) {
             Server server(o);
             FAIL() << "expected UsageError";
         } catch (const novelty::UsageError& e) {
-            EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos);
+            EXPECT_NE(std::string(e.what()).find("device cuda"), std::string::npos);
+            EXPECT_EQ(e.parameter(), "device");
         }
     }
     // A fresh corpus without caches: scoring computes densities in memory, never in its directory.

@@ -8,7 +8,7 @@
 
 namespace novelty::cli {
 
-/// Exit codes (docs/cli.md).
+/// Exit codes (docs/cli.md); they are error_codes(kind).exit_code of novelty/error.hpp, named.
 enum ExitCode : int {
     exit_ok = 0,
     exit_failure = 1,  ///< I/O failure or internal error
@@ -17,8 +17,12 @@ enum ExitCode : int {
     exit_corpus = 4,   ///< corpus directory missing, incomplete or inconsistent
 };
 
-/// Runs a command body, turning engine exceptions into a message on stderr and an exit code.
+/// Runs a command body, turning engine exceptions into a message on stderr and an exit code
+/// (error_codes in novelty/error.hpp); a UsageError's parameter is named as its flag.
 int run_guarded(const std::function<int()>& body);
+
+/// The flag that sets a library parameter: device_memory -> --device-memory.
+std::string flag_of(const std::string& parameter);
 
 /// Registers each command group; each returns nothing and sets callbacks that store the exit
 /// code in `exit_code`.

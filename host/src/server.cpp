@@ -39,8 +39,10 @@ bool same_token(const std::string& given, const std::string& expected) {
     return diff == 0;
 }
 
-std::string error_body(const std::string& message) {
-    return dump_json(nlohmann::json{{"error", message}});
+std::string error_body(const std::string& message, const std::string& parameter = "") {
+    nlohmann::json body{{"error", message}};
+    if (!parameter.empty()) body["parameter"] = parameter;  // the request's JSON key at fault
+    return dump_json(body);
 }
 
 const char* default_message(int status) {
@@ -131,16 +133,14 @@ struct Server::Impl {
         } catch (const detail::HttpError& e) {
             res.status = e.status();
             res.set_content(error_body(e.what()), "application/json");
-        } catch (const UsageError& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
-        } catch (const InputError& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
         } catch (const std::exception& e) {
-            res.status = 500;
-            res.set_content(error_body(e.what()), "application/json");
-            if (options.on_log) options.on_log(req.method + " " + req.path + ": " + e.what());
+            // The status comes from the one table (novelty/error.hpp); a parameter at fault is
+            // named as the JSON key that sets it.
+            const ErrorCodes codes = error_codes(error_kind(e));
+            const auto* usage = dynamic_cast<const UsageError*>(&e);
+            res.status = codes.http_status;
+            res.set_content(error_body(e.what(), usage ? usage->parameter() : ""), "application/json");
+            if (codes.http_status >= 500 && options.on_log) options.on_log(req.method + " " + req.path + ": " + e.what());
         }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         metrics.record(endpoint, res.status == -1 ? 200 : res.status, seconds);

@@ -24,7 +24,8 @@ std::string type_words(const nlohmann::json& v) {
     }
 }
 
-[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem); }
+// The JSON path at fault is the error's parameter: the reply names it as "parameter".
+[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem, where); }
 
 std::string optional_text(const nlohmann::json& record, const char* key, const std::string& where) {
     auto v = record.find(key);

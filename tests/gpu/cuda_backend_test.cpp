@@ -209,9 +209,10 @@ TEST_F(CudaBackend, BudgetTooSmallToStreamSaysWhatToGive) {
         FAIL() << "a 1 MiB budget cannot hold the work buffers and two chunks";
     } catch (const UsageError& e) {
         message = e.what();
+        EXPECT_EQ(e.parameter(), "device_memory");  // the CLI names it --device-memory
     }
     // The advice is a number of MiB that works.
-    const std::string flag = "--device-memory ";
+    const std::string flag = "a budget of ";
     const auto at = message.find(flag);
     ASSERT_NE(at, std::string::npos) << message;
     const std::size_t advised = std::stoul(message.substr(at + flag.size()));

@@ -150,8 +150,9 @@ std::string default_model_dir() {
         if (fs::exists(candidate / "config.json", ec)) return candidate.string();
         if (dir == dir.parent_path()) break;
     }
-    throw Error("the default encoder model (all-MiniLM-L6-v2) was not found: run scripts/setup.sh, which installs it "
-                "and links it as models/all-MiniLM-L6-v2, or set NOVELTY_MODEL_DIR, or pass --embedder PATH");
+    throw UsageError("the default encoder model (all-MiniLM-L6-v2) was not found: run scripts/setup.sh, which installs "
+                     "it and links it as models/all-MiniLM-L6-v2, or set NOVELTY_MODEL_DIR, or name a model directory",
+                     "embedder");
 }
 
 }  // namespace novelty
