@@ -90,6 +90,7 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
 }
 
 int run_score(const ScoreArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
     const std::set<std::string> methods = parse_methods(args.methods);
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);
