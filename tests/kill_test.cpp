@@ -274,4 +274,29 @@ TEST(KillTest, CorpusEmbedLeavesTheOldVectorsTheNewOnesOrARefusal) {
                        embed, embed + " --resume",
                        {"embed:batch-written", "rename:embed.partial.json", "embed:before-attaching",
                         "add-vectors:before-manifest", "embed:before-cleanup"}});
+
+    // novelty embed writes one .npy: after a kill at any of its steps it is absent or whole.
+    const std::string records_embed = "embed -q --batch 5 --in " + shell_quote(tmp.file("a.jsonl")) + " --embedder " +
+                                      server.base_url() + " --embed-model fake --out ";
+    const std::string trace = tmp.file("embed-records-trace.txt");
+    ::setenv("NOVELTY_KILL_TRACE", trace.c_str(), 1);
+    ASSERT_EQ(run_cli(records_embed + shell_quote(tmp.file("whole.npy"))).exit_code, 0);
+    ::unsetenv("NOVELTY_KILL_TRACE");
+    const std::string whole = novelty::test::read_file(tmp.file("whole.npy"));
+    std::map<std::string, int> counts;
+    std::istringstream lines(novelty::test::read_file(trace));
+    for (std::string step; std::getline(lines, step);) ++counts[step];
+    EXPECT_TRUE(counts.count("rename:killed.npy") || counts.count("rename:whole.npy"));
+    for (const auto& [step, count] : counts) {
+        const std::string renamed = replace_all(step, "whole.npy", "killed.npy");
+        for (int occurrence : std::set<int>{1, count}) {
+            const std::string at = renamed + "#" + std::to_string(occurrence);
+            SCOPED_TRACE("novelty embed killed at " + at);
+            fs::remove(tmp.file("killed.npy"));
+            ::setenv("NOVELTY_KILL_AT", at.c_str(), 1);
+            EXPECT_EQ(run_cli(records_embed + shell_quote(tmp.file("killed.npy"))).exit_code, 128 + SIGKILL);
+            ::unsetenv("NOVELTY_KILL_AT");
+            if (fs::exists(tmp.file("killed.npy"))) EXPECT_EQ(novelty::test::read_file(tmp.file("killed.npy")), whole);
+        }
+    }
 }

@@ -119,6 +119,20 @@ std::vector<std::size_t> read_input_order(const std::string& dir, const CorpusMa
     return source_of_row;
 }
 
+// source_of_row[corpus row] = vector-file row, by the ids file, the input order or row order.
+std::vector<std::size_t> vector_row_of_papers(const std::string& dir, const CorpusManifest& manifest,
+                                              const AddVectorsOptions& options, std::size_t n_rows) {
+    if (!options.ids_path.empty()) return read_id_order(options.ids_path, dir, n_rows);
+    if (options.order == VectorOrder::input) return read_input_order(dir, manifest, options.vectors_path, n_rows);
+    if (n_rows != manifest.count)
+        throw InputError(options.vectors_path, 0,
+                         "has " + std::to_string(n_rows) + " rows but the corpus has " + std::to_string(manifest.count) +
+                             " papers (give --ids to match rows to papers by id)");
+    std::vector<std::size_t> source_of_row(manifest.count);
+    for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
+    return source_of_row;
+}
+
 std::string id_of_row(SqliteDb& db, std::size_t row) {
     auto q = db.prepare("SELECT id FROM papers WHERE row = ?");
     q.bind(1, static_cast<std::int64_t>(row));
@@ -134,19 +148,7 @@ void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
     if (input.ndim() != 2)
         throw InputError(options.vectors_path, 0, "expected a 2-D array (papers x dim), found a 1-D array");
     if (input.cols() == 0) throw InputError(options.vectors_path, 0, "vectors have dimension 0");
-    std::vector<std::size_t> source_of_row;
-    if (!options.ids_path.empty()) {
-        source_of_row = read_id_order(options.ids_path, dir, input.rows());
-    } else if (options.order == VectorOrder::input) {
-        source_of_row = read_input_order(dir, manifest, options.vectors_path, input.rows());
-    } else {
-        if (input.rows() != manifest.count)
-            throw InputError(options.vectors_path, 0,
-                             "has " + std::to_string(input.rows()) + " rows but the corpus has " +
-                                 std::to_string(manifest.count) + " papers (give --ids to match rows to papers by id)");
-        source_of_row.resize(manifest.count);
-        for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
-    }
+    const std::vector<std::size_t> source_of_row = vector_row_of_papers(dir, manifest, options, input.rows());
 
     const std::size_t dim = input.cols();
     const DType dtype = options.dtype.value_or(input.dtype());
