@@ -5,8 +5,12 @@
 
 #include "novelty_host/chat_client.hpp"
 #include "novelty_host/claim_stages.hpp"
+#include "novelty_host/pool_claim_store.hpp"
+#include "response_cache.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sqlite3.h>
 
 #include <future>
 
@@ -126,4 +130,59 @@ TEST(LlmValidation, AnswersThatFailValidationAreNeverCached) {
     const auto again = client.submit(plain).get();
     EXPECT_FALSE(again.from_cache);
     EXPECT_EQ(server.n_requests(), before + 1);
+}
+
+namespace {
+
+void sql(const std::string& path, const std::string& statement) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+}
+
+}  // namespace
+
+TEST(LlmValidation, DamagedClaimAndAnswerCachesAreNeverUsed) {
+    novelty::test::TempDir tmp;
+    const std::string claims_path = tmp.file("claims.sqlite");
+    const std::vector<novelty::Claim> claims{{"uses graphs", novelty::ClaimDimension::methodology, "a", "v"}};
+    {
+        novelty::host::PoolClaimStore store(claims_path);
+        store.put_claims("llm:m", "p1", claims);
+        store.put_claims("llm:m", "p2", claims);
+        store.put_vectors("e", {"uses graphs"}, {0.6f, 0.8f}, 2);
+    }
+    sql(claims_path, "UPDATE claims SET text = 'uses trees' WHERE paper_id = 'p1';"
+                     "UPDATE vectors SET data = x'0000803f00000000';");
+    {
+        novelty::host::PoolClaimStore store(claims_path);
+        EXPECT_FALSE(store.claims("llm:m", "p1")) << "damaged claims are extracted again";
+        ASSERT_TRUE(store.claims("llm:m", "p2"));
+        EXPECT_EQ(store.claims("llm:m", "p2")->at(0).text, "uses graphs");
+        EXPECT_FALSE(store.vector("e", "uses graphs")) << "a damaged vector is embedded again";
+        store.put_vectors("e", {"uses graphs"}, {0.6f, 0.8f}, 2);
+        EXPECT_TRUE(store.vector("e", "uses graphs"));
+    }
+    // Entries from before checksums existed are still read.
+    sql(claims_path, "UPDATE extracted SET claims_sha256 = NULL; UPDATE vectors SET data_sha256 = NULL;");
+    {
+        novelty::host::PoolClaimStore store(claims_path);
+        EXPECT_TRUE(store.claims("llm:m", "p1"));
+        EXPECT_TRUE(store.vector("e", "uses graphs"));
+    }
+
+    const std::string answers = tmp.file("answers.sqlite");
+    {
+        novelty::host::detail::ResponseCache cache(answers);
+        cache.put("k1", "m", "entail", {"{\"level\": 4}", 1, 1});
+        cache.put("k2", "m", "entail", {"{\"level\": 2}", 1, 1});
+    }
+    sql(answers, "UPDATE responses SET content = '{\"level\": 5}' WHERE key = 'k1';");
+    novelty::host::detail::ResponseCache cache(answers);
+    EXPECT_FALSE(cache.get("k1")) << "a damaged answer is asked again";
+    ASSERT_TRUE(cache.get("k2"));
+    EXPECT_EQ(cache.get("k2")->content, "{\"level\": 2}");
 }
