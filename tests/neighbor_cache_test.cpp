@@ -39,18 +39,18 @@ TEST(NeighborCache, ComputesOnceThenLoadsTheSameJoin) {
     const Corpus corpus = Corpus::open(tmp.file("c"));
     auto backend = make_cpu_backend();
     bool from_cache = true;
-    const SelfJoin first = cached_self_join(corpus, *backend, 300, 5, 9, {}, &from_cache);
+    const SelfJoin first = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 300, 5, 9, {}, &from_cache);
     EXPECT_FALSE(from_cache);
     EXPECT_TRUE(std::filesystem::exists(self_join_cache_path(corpus, 300, 5, 9)));
-    const SelfJoin second = cached_self_join(corpus, *backend, 300, 5, 9, {}, &from_cache);
+    const SelfJoin second = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 300, 5, 9, {}, &from_cache);
     EXPECT_TRUE(from_cache);
     EXPECT_EQ(first.rows, second.rows);
     EXPECT_EQ(first.sims, second.sims);
     EXPECT_EQ(first.density, second.density);
     // Another prefix or q is another cache entry.
-    cached_self_join(corpus, *backend, 120, 5, 9, {}, &from_cache);
+    cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 120, 5, 9, {}, &from_cache);
     EXPECT_FALSE(from_cache);
-    cached_self_join(corpus, *backend, 300, 6, 9, {}, &from_cache);
+    cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 300, 6, 9, {}, &from_cache);
     EXPECT_FALSE(from_cache);
 }
 
@@ -60,7 +60,7 @@ TEST(NeighborCache, RecordsWhichBackendComputedTheJoin) {
     const Corpus corpus = Corpus::open(tmp.file("c"));
     const std::string sha = corpus.manifest().vectors_sha256;
     auto backend = make_cpu_backend();
-    EXPECT_EQ(cached_self_join(corpus, *backend, 150, 4, 6).computed_by, "cpu");
+    EXPECT_EQ(cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 150, 4, 6).computed_by, "cpu");
     const std::string path = self_join_cache_path(corpus, 150, 4, 6);
     SelfJoin join;
     ASSERT_TRUE(read_self_join(path, sha, 150, 4, 6, join));
@@ -85,7 +85,7 @@ TEST(NeighborCache, RecordsWhichBackendComputedTheJoin) {
         SelfJoin old;
         EXPECT_FALSE(read_self_join(path, sha, 150, 4, 6, old));
         bool from_cache = true;
-        EXPECT_EQ(cached_self_join(corpus, *backend, 150, 4, 6, {}, &from_cache).computed_by, "cpu");
+        EXPECT_EQ(cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 150, 4, 6, {}, &from_cache).computed_by, "cpu");
         EXPECT_FALSE(from_cache) << "an unchecked cache is not used";
         EXPECT_EQ(test::read_file(path).substr(0, 8), "NVSJOIN3");
     }
@@ -97,7 +97,7 @@ TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     auto backend = make_cpu_backend();
     const std::string path = [&] {
         const Corpus corpus = Corpus::open(tmp.file("c"));
-        cached_self_join(corpus, *backend, 200, 4, 6);
+        cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 200, 4, 6);
         return self_join_cache_path(corpus, 200, 4, 6);
     }();
     SelfJoin join;
@@ -123,7 +123,7 @@ TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     }
     {
         const Corpus corpus = Corpus::open(tmp.file("c"));
-        EXPECT_THROW(cached_self_join(corpus, *backend, 200, 4, 6), CorpusError) << "never used, never silently replaced";
+        EXPECT_THROW(cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 200, 4, 6), CorpusError) << "never used, never silently replaced";
     }
     test::write_file(path, bytes);
 
@@ -138,9 +138,9 @@ TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     test::write_file(path, bytes);
     const Corpus corpus = Corpus::open(tmp.file("c"));
     bool from_cache = true;
-    const SelfJoin fresh = cached_self_join(corpus, *backend, 200, 4, 6, {}, &from_cache);
+    const SelfJoin fresh = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 200, 4, 6, {}, &from_cache);
     EXPECT_FALSE(from_cache);
-    const SelfJoin direct = backend->self_join(VectorView::of(corpus.vectors()), 200, 4, 6);
+    const SelfJoin direct = backend->build(VectorView::of(corpus.vectors()))->self_join(200, 4, 6);
     EXPECT_EQ(fresh.density, direct.density);
 }
 
@@ -151,9 +151,9 @@ TEST(NeighborCache, AnUnwritableCacheFailsIndexingButNotScoring) {
     test::write_file(tmp.file("c/cache"), "not a directory");
     const Corpus corpus = Corpus::open(tmp.file("c"));
     auto backend = make_cpu_backend();
-    EXPECT_THROW(cached_self_join(corpus, *backend, 120, 4, 6), std::exception);
+    EXPECT_THROW(cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 120, 4, 6), std::exception);
     std::vector<std::string> warnings;
-    const SelfJoin join = cached_self_join(corpus, *backend, 120, 4, 6, {}, nullptr,
+    const SelfJoin join = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 120, 4, 6, {}, nullptr,
                                            [&](const std::string& m) { warnings.push_back(m); });
     EXPECT_EQ(join.n_rows, 120u);
     ASSERT_EQ(warnings.size(), 1u);

@@ -4,6 +4,7 @@
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
 #include "novelty_host/server.hpp"
+#include "search_counters.hpp"
 #include "search_reference.hpp"
 #include "json_lines.hpp"
 #include "test_util.hpp"
@@ -175,6 +176,26 @@ TEST_F(ServerTest, ScoreRepliesAsTheCliWrites) {
     ASSERT_EQ(r.body["results"].size(), 5u);
     for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(r.body["results"][i], expected[i]) << "idea " << i;
     EXPECT_EQ(r.body["results"][4]["provenance"]["excluded"], json::array({"p7"}));  // a corpus paper leaves itself out
+}
+
+TEST_F(ServerTest, OneIndexServesEveryRequest) {
+    // The corpus is loaded into one search index when the server starts; scoring (several p and
+    // q, with split-free HD searches and the densities' self-join) and searching, request after
+    // request, never build another one.
+    const auto vectors = idea_vectors(4);
+    json ideas = json::array();
+    for (std::size_t i = 0; i < 4; ++i) ideas.push_back(json{{"id", "i" + std::to_string(i)}, {"vector", vector_json(vectors, i)}});
+    Server server(options());
+    server.start();
+    const std::size_t built = novelty::search_indexes_built();
+    for (int round = 0; round < 3; ++round) {
+        const Reply score = post(server.port(), "/v1/score",
+                                 json{{"ideas", ideas}, {"p", 10 + round}, {"q", 5}, {"cutoff", "2015"}}.dump());
+        ASSERT_EQ(score.status, 200) << score.text;
+        const Reply search = post(server.port(), "/v1/search", json{{"queries", ideas}, {"k", 7}}.dump());
+        ASSERT_EQ(search.status, 200) << search.text;
+    }
+    EXPECT_EQ(novelty::search_indexes_built(), built);
 }
 
 TEST_F(ServerTest, SearchRepliesAsTheCliWritesAndKAndCutoffApply) {

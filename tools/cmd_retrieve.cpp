@@ -133,6 +133,7 @@ public:
         if (need_bm25_) bm25_.emplace(corpus.dir());
         if (need_dense_) {
             backend_ = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
+            index_ = backend_->build(VectorView::of(corpus_.vectors()));
         }
     }
 
@@ -145,7 +146,7 @@ public:
                                                      const std::vector<RewriteMode>& modes) {
         std::vector<Ranking> dense;
         if (need_dense_)
-            dense = dense_rankings(*backend_, VectorView::of(corpus_.vectors()), query_slice(input, begin, end), depth_);
+            dense = dense_rankings(*index_, query_slice(input, begin, end), depth_);
         std::vector<std::map<std::string, Ranking>> out(end - begin);
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t local = i - begin;
@@ -207,7 +208,7 @@ private:
         q.dim = dim;
         q.row_limit = {input.row_limit[i]};
         q.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
-        return dense_rankings(*backend_, VectorView::of(corpus_.vectors()), q, depth_)[0];
+        return dense_rankings(*index_, q, depth_)[0];
     }
 
     const Corpus& corpus_;
@@ -217,6 +218,7 @@ private:
     std::size_t depth_ = 0;
     std::optional<Bm25Index> bm25_;
     std::unique_ptr<SearchBackend> backend_;
+    std::unique_ptr<SearchIndex> index_;  ///< the corpus loaded once, for every dense ranking
     std::unique_ptr<Embedder> embedder_;
 };
 

@@ -123,7 +123,8 @@ int run_score(const ScoreArgs& args) {
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
-    Scorer scorer(corpus, *backend, score_options);
+    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index, score_options);
 
     // Results go to OUT.partial as they are made and are renamed to OUT at the end.
     const std::string partial = args.out.empty() ? "" : args.out + ".partial";

@@ -5,7 +5,9 @@
 #include "novelty/error.hpp"
 #include "sqlite_db.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 namespace novelty {
@@ -126,6 +128,45 @@ std::pair<std::string, std::string> Corpus::id_and_title(std::size_t row) const 
     q.bind(1, static_cast<std::int64_t>(row));
     if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
     return {q.column_text(0), q.column_text(1)};
+}
+
+std::size_t PaperLabels::index_of(std::int64_t row) const {
+    const auto it = std::lower_bound(rows.begin(), rows.end(), row);
+    if (it == rows.end() || *it != row) throw UsageError("row " + std::to_string(row) + " was not looked up");
+    return static_cast<std::size_t>(it - rows.begin());
+}
+
+PaperLabels Corpus::labels(const std::vector<std::int64_t>& rows, bool with_titles) const {
+    PaperLabels out;
+    out.rows = rows;
+    std::sort(out.rows.begin(), out.rows.end());
+    out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+    out.rows.erase(out.rows.begin(), std::lower_bound(out.rows.begin(), out.rows.end(), 0));
+    if (out.rows.empty()) return out;
+    if (static_cast<std::size_t>(out.rows.back()) >= size())
+        throw UsageError("row " + std::to_string(out.rows.back()) + " is outside the corpus (" + std::to_string(size()) +
+                         " rows)");
+    out.ids.resize(out.rows.size());
+    if (with_titles) out.titles.resize(out.rows.size());
+    // A cursor from the first wanted row on, in row order; it steps over unwanted rows while
+    // they are few, and seeks again past a larger gap.
+    constexpr std::int64_t max_step_gap = 32;
+    auto cursor = impl_->db->prepare(with_titles ? "SELECT row, id, title FROM papers WHERE row >= ? ORDER BY row"
+                                                 : "SELECT row, id FROM papers WHERE row >= ? ORDER BY row");
+    std::int64_t at = -1;  // the cursor's current row; -1 before the first seek
+    for (std::size_t i = 0; i < out.rows.size(); ++i) {
+        const std::int64_t want = out.rows[i];
+        if (at < 0 || want - at > max_step_gap) {
+            cursor.reset();
+            cursor.bind(1, want);
+            at = cursor.step() ? cursor.column_int(0) : std::numeric_limits<std::int64_t>::max();
+        }
+        while (at < want && cursor.step()) at = cursor.column_int(0);
+        if (at != want) throw CorpusError(impl_->dir + ": row " + std::to_string(want) + " is missing from papers.sqlite");
+        out.ids[i] = cursor.column_text(1);
+        if (with_titles) out.titles[i] = cursor.column_text(2);
+    }
+    return out;
 }
 
 std::optional<std::size_t> Corpus::find_row(const std::string& id) const {

@@ -125,10 +125,12 @@ void write_self_join(const std::string& path, const std::string& vectors_sha256,
     file.commit();
 }
 
-SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
+SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t n_rows, std::size_t q,
                           std::size_t k_stored, const ProgressFn& progress, bool* from_cache,
                           const CacheWarning& on_store_failure) {
     const VectorView vectors = VectorView::of(corpus.vectors());
+    if (index.corpus().data != vectors.data || index.n_rows() != vectors.n_rows)
+        throw UsageError("cached_self_join: the search index was not built on this corpus's vectors");
     if (n_rows > static_cast<std::size_t>(INT32_MAX)) throw UsageError("self-join: more than 2^31 rows");
     const std::string path = self_join_cache_path(corpus, n_rows, q, k_stored);
     const std::string& sha = corpus.manifest().vectors_sha256;
@@ -137,7 +139,7 @@ SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::siz
         if (from_cache) *from_cache = true;
         return join;
     }
-    join = backend.self_join(vectors, n_rows, q, k_stored, progress);
+    join = index.self_join(n_rows, q, k_stored, progress);
     try {
         write_self_join(path, sha, join);
     } catch (const std::exception& e) {

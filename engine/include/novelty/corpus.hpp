@@ -82,6 +82,15 @@ CorpusManifest read_manifest(const std::string& dir);
 /// Writes DIR/manifest.json atomically (temporary file, then rename).
 void write_manifest(const std::string& dir, const CorpusManifest& manifest);
 
+/// The ids and titles of a set of corpus rows, looked up together (Corpus::labels).
+struct PaperLabels {
+    std::vector<std::int64_t> rows;  ///< distinct, ascending
+    std::vector<std::string> ids;    ///< ids[i] is the id of rows[i]
+    std::vector<std::string> titles; ///< empty when titles were not asked for
+    /// Index of `row` in `rows`; throws UsageError when it was not looked up.
+    std::size_t index_of(std::int64_t row) const;
+};
+
 /// An open, read-only corpus.
 class Corpus {
 public:
@@ -113,6 +122,11 @@ public:
     Paper paper(std::size_t row) const;
     /// Id and title of the paper at `row` (< size()); cheaper than paper().
     std::pair<std::string, std::string> id_and_title(std::size_t row) const;
+    /// Ids (and titles, unless `with_titles` is false) of the given rows, in any order, repeats
+    /// and negative rows (empty result slots) allowed and ignored. One pass over the papers
+    /// table in row order: a batch of results costs one step per distinct row, not a lookup
+    /// per neighbour. Throws UsageError for a row >= size().
+    PaperLabels labels(const std::vector<std::int64_t>& rows, bool with_titles = true) const;
     /// Row of the paper with this id, if any.
     std::optional<std::size_t> find_row(const std::string& id) const;
     /// Number of rows published on or before `cutoff` (compared by effective date). Because rows

@@ -22,11 +22,13 @@ std::string self_join_cache_path(const Corpus& corpus, std::size_t n_rows, std::
 using CacheWarning = std::function<void(const std::string& message)>;
 
 /// The self-join of corpus rows [0, n_rows): loaded from the cache when a valid one exists
-/// (same vectors checksum and parameters, checksum verified), otherwise computed with `backend`
-/// and stored (written atomically). A damaged cache file throws CorpusError (read_self_join). `from_cache` tells which happened. When storing fails, the join is still
+/// (same vectors checksum and parameters, checksum verified), otherwise computed with `index`
+/// (built on this corpus's vectors; UsageError otherwise) and stored (written atomically). A
+/// damaged cache file throws CorpusError (read_self_join). `from_cache` tells which happened.
+/// When storing fails, the join is still
 /// returned if `on_store_failure` is given (it gets the reason); without it the failure throws.
 /// Throws CorpusError when the corpus has no vectors.
-SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
+SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t n_rows, std::size_t q,
                           std::size_t k_stored, const ProgressFn& progress = {}, bool* from_cache = nullptr,
                           const CacheWarning& on_store_failure = {});
 

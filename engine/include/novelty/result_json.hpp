@@ -1,4 +1,4 @@
-// The result objects of DESIGN section 4 as JSON text, written one way for the command line
+// The result objects of docs/formats.md as JSON text, written one way for the command line
 // (JSON Lines) and the HTTP server (the "results" array). The keys are a contract.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include "novelty/search.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -45,5 +46,18 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
 /// `cutoff` "" is null; `searchable` is the query's row prefix before exclusions.
 std::string search_result_json(const Corpus& corpus, const std::string& query_id, const TopK& top, std::size_t query,
                                const std::string& cutoff, std::size_t searchable, std::size_t k = 0);
+
+/// The same line (and the same bytes), appended to `out`, with ids and titles taken from
+/// `labels` (Corpus::labels over the result's rows): no lookup per neighbour, and safe to call
+/// from several threads at once.
+void append_search_result_json(std::string& out, const PaperLabels& labels, const std::string& query_id,
+                               const TopK& top, std::size_t query, const std::string& cutoff, std::size_t searchable,
+                               std::size_t k = 0);
+
+/// Lines 0..n-1 joined in order, each followed by '\n': line(i, out) appends line i to `out`.
+/// Blocks of lines are formatted on all cores (`threads`, 0 = all), so line() must be safe to
+/// call concurrently.
+std::string format_lines(std::size_t n, const std::function<void(std::size_t i, std::string& out)>& line,
+                         std::size_t threads = 0);
 
 }  // namespace novelty

@@ -65,15 +65,21 @@ struct IdeaScore {
 /// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
 class Scorer {
 public:
-    Scorer(const Corpus& corpus, SearchBackend& backend, ScoreOptions options);
+    /// `index` must be built on corpus.vectors() (UsageError otherwise); it serves every search.
+    Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options);
     std::vector<IdeaScore> score(const ScoreInput& input);
 
 private:
     const SelfJoin& join_for(std::size_t n_rows);
     double neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded_sorted);
+    /// The searches one batch of ideas needs: its nearest max(p, q), its nearest historical
+    /// papers (HD) and, with a split, its nearest contemporary ones (CD).
+    struct Searches;
+    Searches search_all(const SearchQueries& queries);
+    void score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s);
 
     const Corpus& corpus_;
-    SearchBackend& backend_;
+    SearchIndex& index_;
     ScoreOptions options_;
     std::vector<std::pair<std::size_t, SelfJoin>> joins_;
 };

@@ -59,31 +59,6 @@ Element element_of(DeviceStorage storage) {
     throw Error("unknown device storage");
 }
 
-/// Identifies the host data a resident copy was made from: its address and shape, and a
-/// fingerprint of up to 64 sampled rows, so that different data mapped at the same address is
-/// not mistaken for it.
-struct CorpusKey {
-    const void* data = nullptr;
-    std::size_t n_rows = 0;
-    std::size_t dim = 0;
-    DType dtype = DType::f32;
-    std::uint64_t fingerprint = 0;
-
-    bool operator==(const CorpusKey&) const = default;
-
-    static CorpusKey of(const VectorView& view) {
-        CorpusKey key{view.data, view.n_rows, view.dim, view.dtype, 14695981039346656037ull};
-        const std::size_t row_bytes = view.dim * (view.dtype == DType::f32 ? 4 : 2);
-        const std::size_t samples = std::min<std::size_t>(64, view.n_rows);
-        for (std::size_t s = 0; s < samples; ++s) {
-            const std::size_t row = samples == 1 ? 0 : s * (view.n_rows - 1) / (samples - 1);
-            const auto* bytes = static_cast<const unsigned char*>(view.data) + row * row_bytes;
-            for (std::size_t b = 0; b < row_bytes; ++b) key.fingerprint = (key.fingerprint ^ bytes[b]) * 1099511628211ull;
-        }
-        return key;
-    }
-};
-
 /// What to search with: float32 vectors from the host (search), or corpus rows (self-join:
 /// query i is corpus row i).
 struct QuerySource {
@@ -93,7 +68,7 @@ struct QuerySource {
 
 /// Device and pinned buffers a backend keeps between calls.
 struct Workspace {
-    cuda::DeviceBuffer sims[2], tile_vals, tile_idx, best_vals, best_idx, cand_vals, cand_idx, query_rows, limits,
+    cuda::DeviceBuffer sims[2], tile_vals, tile_idx, best_vals, best_idx, cand_vals, cand_idx, query_rows, limits, begins,
         overflow, query_f32, rerank_idx, rerank_sims;
     cuda::PinnedBuffer host_vals, host_idx;
 
@@ -122,10 +97,11 @@ void finish_rows(const float* vals, const std::int64_t* idx, std::size_t width, 
     });
 }
 
-class CudaSearchBackend final : public SearchBackend {
+class CudaSearchIndex final : public SearchIndex {
 public:
-    explicit CudaSearchBackend(const CudaBackendOptions& options)
-        : storage_(element_of(options.storage)), storage_option_(options.storage), device_(options.device) {
+    CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus)
+        : SearchIndex(corpus), storage_(element_of(options.storage)), storage_option_(options.storage),
+          device_(options.device) {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
             cudaGetLastError();
@@ -156,21 +132,20 @@ public:
     std::string label() const override { return "cuda-" + storage_name(storage_option_); }
 
 protected:
-    TopK search_impl(const VectorView& corpus, const SearchQueries& queries, std::size_t k) override {
+    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
         cuda::DeviceScope scope(device_);
-        return run(corpus, corpus.n_rows, QuerySource{queries.vectors, queries.n_queries}, k, queries.row_limit,
-                   sorted_exclusions(queries), {});
+        return run(corpus(), corpus().n_rows, QuerySource{queries.vectors, queries.n_queries}, k, queries.row_begin,
+                   queries.row_limit, sorted_exclusions(queries), {});
     }
 
-    SelfJoin self_join_impl(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
+    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
                             const ProgressFn& progress) override {
         cuda::DeviceScope scope(device_);
-        TopK top = run(corpus, n_rows, QuerySource{nullptr, n_rows}, k_stored, {}, {}, progress);
+        TopK top = run(corpus(), n_rows, QuerySource{nullptr, n_rows}, k_stored, {}, {}, {}, progress);
         return self_join_from(std::move(top), n_rows, q);
     }
 
-    TopK search_candidates_impl(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
-                                std::size_t k) override;
+    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override;
 
 private:
     std::size_t sims_buffers() const { return overlap_ ? 2 : 1; }
@@ -188,29 +163,29 @@ private:
         return shape;
     }
 
-    /// The resident copy of `corpus` (all its rows), uploading it when needed; null when it
-    /// does not fit in `room` bytes.
-    const void* resident(const VectorView& corpus, std::size_t room) {
-        const CorpusKey key = CorpusKey::of(corpus);
-        if (resident_key_ && *resident_key_ == key) return resident_rows_.get();
-        const std::size_t bytes = corpus.n_rows * corpus.dim * element_bytes(storage_);
+    /// The resident copy of the index's corpus (all its rows), uploaded by the first call that
+    /// has room for it and kept for every later one; null when it does not fit in `room` bytes
+    /// (a call that needs the room for its work buffers drops it, and the corpus is streamed).
+    const void* resident(std::size_t room) {
+        const VectorView& rows = corpus();
+        const std::size_t bytes = rows.n_rows * rows.dim * element_bytes(storage_);
+        if (resident_rows_.bytes() > 0 && bytes <= room) return resident_rows_.get();
         resident_rows_ = cuda::DeviceBuffer();
-        resident_key_.reset();
         if (bytes > room) return nullptr;
         resident_rows_ = cuda::DeviceBuffer(bytes);
-        uploader_->upload(corpus, 0, corpus.n_rows, resident_rows_.get(), stream_->get());
+        uploader_->upload(rows, 0, rows.n_rows, resident_rows_.get(), stream_->get());
         stream_->synchronize();
-        resident_key_ = key;
+        profile_.add_count("corpus_uploads");
         return resident_rows_.get();
     }
 
     TopK run(const VectorView& corpus, std::size_t n_rows, const QuerySource& source, std::size_t k,
-             const std::vector<std::size_t>& row_limit, const std::vector<std::vector<std::int64_t>>& excluded,
+             const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit, const std::vector<std::vector<std::int64_t>>& excluded,
              const ProgressFn& progress);
 
     /// `found` (each query's rows, from the device) with similarities recomputed on the host
     /// from the float32 queries and the stored rows, ordered by the merge rule.
-    TopK rescore_on_host(const VectorView& corpus, const QuerySource& source, const TopK& found);
+    TopK rescore_on_host(const QuerySource& source, const TopK& found);
 
     Element storage_;
     DeviceStorage storage_option_;
@@ -226,8 +201,7 @@ private:
     std::unique_ptr<cuda::RowUploader> uploader_;
     std::unique_ptr<cuda::RowUploader> f32_uploader_;  ///< float32 queries, for the final re-scoring
     cuda::PhaseProfile profile_;  ///< NOVELTY_CUDA_PROFILE: time per phase of each call
-    std::unique_ptr<SearchBackend> host_scorer_;  ///< the CPU backend, for rescore_on_host
-    std::optional<CorpusKey> resident_key_;
+    std::unique_ptr<SearchIndex> host_scorer_;  ///< a CPU index on the same rows, for rescore_on_host
     cuda::DeviceBuffer resident_rows_;
 };
 
@@ -238,8 +212,8 @@ void copy_to_device(const std::vector<T>& values, const cuda::DeviceBuffer& buff
                                            cudaMemcpyHostToDevice, stream));
 }
 
-TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const QuerySource& source, std::size_t k,
-                            const std::vector<std::size_t>& row_limit,
+TopK CudaSearchIndex::run(const VectorView& corpus, std::size_t n_rows, const QuerySource& source, std::size_t k,
+                          const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
                             const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress) {
     const std::size_t n_queries = source.n_queries;
     const std::size_t dim = corpus.dim;
@@ -267,7 +241,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     VectorView searched = corpus;
     searched.n_rows = n_rows;
     auto phase_start = std::chrono::steady_clock::now();
-    const void* corpus_rows = resident(corpus, memory.room);
+    const void* corpus_rows = resident(memory.room);
     profile.add_host("resident_corpus", cuda::seconds_since(phase_start));
     // Streaming: two chunk buffers share the room left beside the work buffers.
     std::size_t chunk_rows = n_rows;
@@ -300,6 +274,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     w.ensure(w.cand_idx, batch * width * sizeof(std::int64_t));
     if (!(self && corpus_rows != nullptr)) w.ensure(w.query_rows, batch * row_bytes);
     w.ensure(w.limits, batch * sizeof(std::int64_t));
+    w.ensure(w.begins, batch * sizeof(std::int64_t));
     w.ensure(w.overflow, sizeof(int));
     // With 16-bit storage the queries are rounded for the GEMMs; the final k of each query are
     // re-scored with the float32 query against the stored rows, so the similarities reported
@@ -352,14 +327,17 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
         profile.end(queries_span, "queries_in", stream);
         profile.add_host("queries_in", cuda::seconds_since(phase_start));
         // Row limits and exclusions of the batch.
-        std::vector<std::int64_t> limits(nb);
+        std::vector<std::int64_t> limits(nb), begins(nb, 0);
         std::size_t batch_limit = 0;
         for (std::size_t i = 0; i < nb; ++i) {
             const std::size_t limit = self ? n_rows : searchable_rows(row_limit, b0 + i, n_rows);
             limits[i] = i64(limit);
+            begins[i] = self ? 0 : i64(std::min(first_searchable_row(row_begin, b0 + i), limit));
             batch_limit = std::max(batch_limit, limit);
         }
         copy_to_device(limits, limits_d, stream);
+        const bool has_begins = !row_begin.empty();
+        if (has_begins) copy_to_device(begins, w.begins, stream);
         bool has_exclusions = false;
         if (!excluded.empty()) {
             std::vector<std::int64_t> offsets(nb + 1, 0), rows;
@@ -419,9 +397,11 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                 for (std::size_t q0 = 0; q0 < nb; q0 += qt) {
                     const std::size_t nq = std::min(qt, nb - q0);
                     std::int64_t tile_max = 0, tile_min = std::numeric_limits<std::int64_t>::max();
+                    std::int64_t begin_max = 0;
                     for (std::size_t i = q0; i < q0 + nq; ++i) {
                         tile_max = std::max(tile_max, limits[i]);
                         tile_min = std::min(tile_min, limits[i]);
+                        begin_max = std::max(begin_max, begins[i]);
                     }
                     float* cand_v = cand_vals.as<float>() + q0 * width;
                     std::int64_t* cand_i = cand_idx.as<std::int64_t>() + q0 * width;
@@ -444,6 +424,10 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
                         bool needs_mask = false;
                         if (tile_min < i64(c0 + nc)) {
                             mask.row_limit = limits_d.as<std::int64_t>() + q0;
+                            needs_mask = true;
+                        }
+                        if (has_begins && begin_max > i64(c0)) {
+                            mask.row_begin = w.begins.as<std::int64_t>() + q0;
                             needs_mask = true;
                         }
                         mask.first_col = i64(c0);
@@ -540,7 +524,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
         // are re-scored with the float32 queries on the host, by the CPU backend's candidate
         // scoring (its similarities, its order) over the rows found.
         phase_start = std::chrono::steady_clock::now();
-        result = rescore_on_host(corpus, source, result);
+        result = rescore_on_host(source, result);
         profile.add_host("rescore_on_host", cuda::seconds_since(phase_start));
     }
     if (profile.enabled()) {
@@ -552,7 +536,7 @@ TopK CudaSearchBackend::run(const VectorView& corpus, std::size_t n_rows, const 
     return result;
 }
 
-TopK CudaSearchBackend::rescore_on_host(const VectorView& corpus, const QuerySource& source, const TopK& found) {
+TopK CudaSearchIndex::rescore_on_host(const QuerySource& source, const TopK& found) {
     RowLists rows;
     for (std::size_t i = 0; i < found.n_queries; ++i)
         rows.add(std::vector<std::int64_t>(found.rows.begin() + i * found.k,
@@ -560,21 +544,23 @@ TopK CudaSearchBackend::rescore_on_host(const VectorView& corpus, const QuerySou
     SearchQueries queries;
     queries.vectors = source.host_vectors;
     queries.n_queries = source.n_queries;
-    queries.dim = corpus.dim;
-    if (!host_scorer_) host_scorer_ = make_cpu_backend();
-    return host_scorer_->search_candidates(corpus, queries, rows, found.k);
+    queries.dim = corpus().dim;
+    if (!host_scorer_) host_scorer_ = make_cpu_backend()->build(corpus());
+    return host_scorer_->search_candidates(queries, rows, found.k);
 }
 
-TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const SearchQueries& queries,
-                                               const RowLists& candidates, std::size_t k) {
+TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const RowLists& candidates,
+                                             std::size_t k) {
     cuda::DeviceScope scope(device_);
+    const VectorView& corpus = this->corpus();
     const std::size_t dim = corpus.dim;
     const auto excluded = sorted_exclusions(queries);
     TopK result = empty_top_k(queries.n_queries, k);
     std::vector<std::vector<std::int64_t>> lists(queries.n_queries);
     std::size_t n_pairs = 0;
     for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        lists[i] = candidate_rows(candidates, i, searchable_rows(queries.row_limit, i, corpus.n_rows),
+        lists[i] = candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
+                                  searchable_rows(queries.row_limit, i, corpus.n_rows),
                                   excluded.empty() ? nullptr : &excluded[i]);
         n_pairs += lists[i].size();
     }
@@ -583,7 +569,7 @@ TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const S
     const cudaStream_t stream = stream_->get();
     const std::size_t row_bytes = dim * element_bytes(storage_);
     const void* corpus_rows =
-        resident(corpus, budget_.total > (std::size_t{1} << 30) ? budget_.total - (std::size_t{1} << 30) : 0);
+        resident(budget_.total > (std::size_t{1} << 30) ? budget_.total - (std::size_t{1} << 30) : 0);
     cuda::DeviceBuffer queries_d(queries.n_queries * dim * sizeof(float));
     NOVELTY_CUDA_CHECK(cudaMemcpyAsync(queries_d.get(), queries.vectors, queries.n_queries * dim * sizeof(float),
                                        cudaMemcpyHostToDevice, stream));
@@ -645,6 +631,31 @@ TopK CudaSearchBackend::search_candidates_impl(const VectorView& corpus, const S
     }
     return result;
 }
+
+/// The CUDA backend: its options; each index it builds holds its own device state.
+class CudaSearchBackend final : public SearchBackend {
+public:
+    explicit CudaSearchBackend(const CudaBackendOptions& options) : options_(options) {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+            cudaGetLastError();
+            throw Error("the CUDA backend needs a CUDA device, but none is available");
+        }
+        if (options.device < 0 || options.device >= count)
+            throw UsageError("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                             std::to_string(count) + " found)");
+    }
+    std::string name() const override { return "cuda"; }
+    std::string label() const override { return "cuda-" + storage_name(options_.storage); }
+
+protected:
+    std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const override {
+        return std::make_unique<CudaSearchIndex>(options_, corpus);
+    }
+
+private:
+    CudaBackendOptions options_;
+};
 
 }  // namespace
 
