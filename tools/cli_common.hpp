@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace novelty::cli {
 
@@ -47,6 +48,11 @@ void add_eval_sweep_command(CLI::App& eval, int& exit_code);
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty serve`: the HTTP API.
 void add_serve_command(CLI::App& app, int& exit_code);
+
+/// Throws UsageError when the output file `out` (given with `flag`) is one of `inputs`, also
+/// when spelled differently or reached through a link: writing it would destroy the input.
+/// Empty paths are ignored.
+void refuse_output_over_inputs(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs);
 
 /// True when `dir` exists or can be made and a file can be written in it (probed, then removed).
 bool writable_dir(const std::string& dir);

@@ -103,6 +103,7 @@ std::unique_ptr<host::PoolClaimStore> open_store(const std::string& path, bool g
 }
 
 int run_claims(const ClaimsArgs& a) {
+    refuse_output_over_inputs("--out", a.out, {a.proposals, a.pool});
     const Corpus corpus = Corpus::open(a.corpus);
     const std::vector<QueryRecord> records = read_query_records(a.proposals);
     for (const QueryRecord& r : records)

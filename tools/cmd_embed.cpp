@@ -26,6 +26,7 @@ struct EmbedArgs {
 };
 
 int run_embed(const EmbedArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.in});
     const std::vector<QueryRecord> records = read_query_records(args.in);
     for (const auto& r : records)
         if (!r.has_text()) throw InputError(args.in, r.line, "record " + quote_value(r.id) + " has no title or text to embed");

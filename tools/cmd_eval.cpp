@@ -297,6 +297,8 @@ void write_atomically(const std::string& path, const std::string& text) {
 }
 
 int run_auroc(const AurocArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.scores, args.labels});
+    refuse_output_over_inputs("--plot", args.plot, {args.scores, args.labels, args.out});
     const Evaluation eval = evaluate(args);
     const ordered_json result = to_json(eval, args);
     if (args.json) std::printf("%s\n", result.dump(2).c_str());

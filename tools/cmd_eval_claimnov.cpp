@@ -83,6 +83,7 @@ std::string signed2(double v) {
 }
 
 int run_eval_claimnov(const EvalClaimNovArgs& a) {
+    refuse_output_over_inputs("--out", a.out, {a.results, a.labels});
     // Results: id -> (rejected, attributed paper).
     struct Judged {
         bool rejected = false;

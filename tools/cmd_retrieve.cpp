@@ -273,6 +273,8 @@ std::string trec_lines(const std::string& qid, const std::string& tag, const Ran
 }
 
 int run_retrieve(const RetrieveArgs& args) {
+    for (const auto& [flag, out] : {std::pair{"--out", args.out}, std::pair{"--jsonl", args.jsonl}})
+        refuse_output_over_inputs(flag, out, {args.queries.path, args.queries.vectors, args.rewrites});
     const std::vector<std::string> methods = parse_methods(args.methods);
     const std::vector<RewriteMode> modes = rewrite_modes(args);
     if (args.out.empty() && args.jsonl.empty()) throw UsageError("give --out FILE (and/or --jsonl FILE)");

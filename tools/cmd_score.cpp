@@ -103,6 +103,7 @@ std::size_t rows_before(const Corpus& corpus, PartialDate date) {
 }
 
 int run_score(const ScoreArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
     const std::set<std::string> methods = parse_methods(args.methods);
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);

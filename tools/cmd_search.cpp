@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <filesystem>
 #include <sstream>
 
 namespace novelty::cli {
@@ -164,6 +165,7 @@ void report_search_notes(const QueryInput& input, std::size_t n_short, std::size
 }
 
 int run_search(const SearchArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.queries.path, args.queries.vectors});
     const Corpus corpus = Corpus::open(args.corpus);
     const QueryInput input = load_queries(corpus, args.queries, "queries");
     const std::size_t n = input.records.size();
@@ -217,6 +219,17 @@ int run_index(const IndexArgs& args) {
     host::ProgressBar bar("index", "blocks", args.quiet);
     bool from_cache = false;
     const auto start = std::chrono::steady_clock::now();
+    {
+        // A damaged cache is what `index` is for: computed again, with a note, where score refuses it.
+        const std::string path = self_join_cache_path(corpus, n_rows, args.q, std::max(k_stored, args.q));
+        SelfJoin unused;
+        try {
+            read_self_join(path, corpus.manifest().vectors_sha256, n_rows, args.q, std::max(k_stored, args.q), unused);
+        } catch (const CorpusError& e) {
+            std::fprintf(stderr, "novelty: note: %s; computing it again\n", e.what());
+            std::filesystem::remove(path);
+        }
+    }
     const SelfJoin join = cached_self_join(corpus, *index, n_rows, args.q, std::max(k_stored, args.q),
                                            [&](std::size_t done, std::size_t total) { bar.update(done, total); },
                                            &from_cache);

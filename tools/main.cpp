@@ -39,6 +39,22 @@ std::string thousands(unsigned long long n) {
     return out;
 }
 
+void refuse_output_over_inputs(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
+    namespace fs = std::filesystem;
+    if (out.empty()) return;
+    std::error_code ec;
+    const fs::path out_path = fs::weakly_canonical(fs::absolute(out), ec);
+    for (const auto& in : inputs) {
+        if (in.empty()) continue;
+        std::error_code e1, e2;
+        const bool same = fs::equivalent(out, in, e1) ||
+                          (!ec && fs::weakly_canonical(fs::absolute(in), e2) == out_path && !e2);
+        if (same)
+            throw UsageError(flag + " " + out + " is the input file " + in +
+                             "; writing it would destroy the input: choose another " + flag);
+    }
+}
+
 bool writable_dir(const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;

@@ -1,4 +1,5 @@
 // Opening a corpus directory read-only and looking papers up.
+#include "corpus_recovery.hpp"
 #include "novelty/checksum.hpp"
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
@@ -27,14 +28,33 @@ Corpus::Corpus(Corpus&&) noexcept = default;
 Corpus& Corpus::operator=(Corpus&&) noexcept = default;
 Corpus::~Corpus() = default;
 
-Corpus Corpus::open(const std::string& dir) {
+namespace {
+
+// The cheap check of a file against the manifest's fingerprint (none in older corpora).
+void check_fingerprint(const std::string& dir, const std::string& path, const char* name, const FileFingerprint& expected,
+                       const std::string& remedy) {
+    if (expected.sample_sha256.empty()) return;
+    const FileFingerprint found = file_fingerprint(path);
+    if (found.bytes != expected.bytes)
+        throw CorpusError(dir + ": " + name + " is " + std::to_string(found.bytes) + " bytes but manifest.json says " +
+                          std::to_string(expected.bytes) + "; the corpus is inconsistent (" + remedy + ")");
+    if (found.sample_sha256 != expected.sample_sha256)
+        throw CorpusError(dir + ": " + name + " is not the file manifest.json describes (its sampled checksum differs); " +
+                          "the corpus is inconsistent (" + remedy + ")");
+}
+
+}  // namespace
+
+Corpus Corpus::open(const std::string& dir, Part part) {
     auto impl = std::make_unique<Impl>();
     impl->dir = dir;
+    recover_interrupted_import(corpus_dir_path(dir));
     impl->manifest = read_manifest(dir);
     const auto& m = impl->manifest;
     const std::filesystem::path root(dir);
     const std::string db_path = (root / "papers.sqlite").string();
     if (!std::filesystem::exists(db_path)) throw CorpusError(dir + ": papers.sqlite is missing");
+    check_fingerprint(dir, db_path, "papers.sqlite", m.papers_fingerprint, "import it again");
     impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
     {
         auto count = impl->db->prepare("SELECT count(*) FROM papers");
@@ -45,10 +65,17 @@ Corpus Corpus::open(const std::string& dir) {
                               std::to_string(m.count));
     }
     const std::string vectors_path = (root / "vectors.npy").string();
-    if (m.dim > 0) {
+    if (m.dim > 0 && part == Part::all) {
         if (!std::filesystem::exists(vectors_path))
             throw CorpusError(dir + ": the manifest lists vectors but vectors.npy is missing");
-        impl->vectors.emplace(NpyMatrix::open(vectors_path));
+        check_fingerprint(dir, vectors_path, "vectors.npy", m.vectors_fingerprint,
+                          "an add-vectors or embed may have been interrupted: run it again; "
+                          "'novelty corpus info " + dir + " --verify' checks every byte");
+        try {
+            impl->vectors.emplace(NpyMatrix::open(vectors_path));
+        } catch (const InputError& e) {
+            throw CorpusError(dir + ": vectors.npy is damaged: " + e.problem() + "; run 'novelty corpus add-vectors' again");
+        }
         const NpyMatrix& v = *impl->vectors;
         if (v.rows() != m.count || v.cols() != m.dim || dtype_name(v.dtype()) != m.dtype)
             throw CorpusError(dir + ": vectors.npy is " + std::to_string(v.rows()) + " x " + std::to_string(v.cols()) +

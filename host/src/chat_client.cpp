@@ -122,7 +122,8 @@ struct ChatClient::Impl {
 
     /// Delivers a final result: accounting, the cache, the callback, the idle count.
     void finish(std::unique_ptr<Job> job, ChatResult result) {
-        if (result.ok && cache && job->request.use_cache)
+        if (result.ok && cache && job->request.use_cache &&
+            (!job->request.cacheable || job->request.cacheable(result.content)))
             cache->put(job->key, job->request.model, job->request.stage,
                        {result.content, result.prompt_tokens, result.completion_tokens});
         count(job->request.stage, [&](StageUsage& u) {
@@ -426,7 +427,9 @@ void ChatClient::submit(ChatRequest request, Callback done) {
         return;
     }
     if (impl.cache && job->request.use_cache) {
-        if (auto hit = impl.cache->get(job->key)) {
+        auto hit = impl.cache->get(job->key);
+        if (hit && job->request.cacheable && !job->request.cacheable(hit->content)) hit.reset();
+        if (hit) {
             ChatResult r;
             r.ok = true;
             r.from_cache = true;
