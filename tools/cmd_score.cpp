@@ -102,21 +102,10 @@ std::size_t rows_before(const Corpus& corpus, PartialDate date) {
     return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
 }
 
-int run_score(const ScoreArgs& args) {
-    refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
-    const std::set<std::string> methods = parse_methods(args.methods);
-    auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
-    const Corpus corpus = Corpus::open(args.corpus);
-    const bool csv = args.format == "csv";
-    // Relative HD ranks HDs over 5 neighbours read from the cached density lists of q papers.
-    if ((methods.count("rel_hd") || methods.count("rnd_hd")) && (args.include_self ? args.q - 1 : args.q) < 5)
-        throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
-                         "q nearest papers");
-
-    const QueryInput input = load_queries(corpus, args.ideas, "ideas");
-    const std::size_t n = input.records.size();
+/// Refuses an idea whose cutoff, less its exclusions, leaves too few papers for p and q.
+void check_reachable(const QueryInput& input, const ScoreArgs& args) {
     const std::size_t k = std::max(args.p, args.q);
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < input.records.size(); ++i) {
         std::size_t reachable = input.row_limit[i];
         std::set<std::int64_t> rows(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i));
         for (std::int64_t row : rows)
@@ -128,59 +117,60 @@ int run_score(const ScoreArgs& args) {
                                  (input.cutoff[i].empty() ? std::string("the corpus") : "the corpus up to " + input.cutoff[i]) +
                                  " less its exclusions holds " + std::to_string(reachable));
     }
+}
 
-    ScoreOptions score_options;
-    std::string historical_from;  // the window's first date as used, "" for none
-    score_options.p = args.p;
-    score_options.q = args.q;
-    score_options.include_self = args.include_self;
-    score_options.extra = args.extra;
-    if (!args.split.empty()) {
-        score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
-        // The RND paper's historical window starts in 2011; by default that bound applies when
-        // it lies before the split (a split in or before 2011 keeps every earlier paper).
-        const bool given = !args.historical_from.empty();
-        if (args.historical_from != "none") {
-            const std::size_t from =
-                rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "--historical-from"));
-            if (given || from < *score_options.split_row) {
-                score_options.historical_from_row = from;
-                historical_from = given ? args.historical_from : "2011";
-            }
+/// The scorer's options from the flags; `historical_from` gets the window's first date as used
+/// ("" for none).
+ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::string& historical_from) {
+    ScoreOptions options;
+    options.p = args.p;
+    options.q = args.q;
+    options.include_self = args.include_self;
+    options.extra = args.extra;
+    if (args.split.empty()) return options;
+    options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+    // The RND paper's historical window starts in 2011; by default that bound applies when it
+    // lies before the split (a split in or before 2011 keeps every earlier paper).
+    const bool given = !args.historical_from.empty();
+    if (args.historical_from != "none") {
+        const std::size_t from = rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "--historical-from"));
+        if (given || from < *options.split_row) {
+            options.historical_from_row = from;
+            historical_from = given ? args.historical_from : "2011";
         }
     }
-    host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
-    score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
-    score_options.on_cache_warning = [](const std::string& message) {
-        std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
-    };
-    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
-    Scorer scorer(corpus, *index, score_options);
+    return options;
+}
 
-    // Results go to OUT.partial as they are made and are renamed to OUT at the end.
-    const std::string partial = args.out.empty() ? "" : args.out + ".partial";
-    std::set<std::string> done;
-    if (!partial.empty() && fs::exists(partial)) {
+/// OUT.partial opened for appending (results go there as they are made and are renamed to OUT
+/// at the end); with --resume, the ids it already holds go to `done` and a cut last line is
+/// dropped. Not open when the table goes to stdout.
+std::ofstream open_partial(const ScoreArgs& args, bool csv, std::set<std::string>& done) {
+    std::ofstream out;
+    if (args.out.empty()) {
+        std::printf("%-24s %6s %8s %8s  %s\n", "idea", "RND", "ND", "HD", "nearest paper (similarity)");
+        return out;
+    }
+    const std::string partial = args.out + ".partial";
+    if (fs::exists(partial)) {
         if (!args.resume)
             throw UsageError(partial + " holds an interrupted run: pass --resume to continue it, or delete it to start over");
         done = finished_ids(partial, csv);
-        // Keep only complete lines.
         std::ifstream in(partial);
         std::string kept, line;
         while (std::getline(in, line) && !in.eof()) kept += line + "\n";
         in.close();
         std::ofstream(partial, std::ios::trunc) << kept;
     }
-    std::ofstream out;
-    if (!partial.empty()) {
-        const bool fresh = !fs::exists(partial) || fs::file_size(partial) == 0;
-        out.open(partial, std::ios::app);
-        if (!out) throw Error(partial + ": cannot write");
-        if (csv && fresh) out << "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff\n";
-    } else {
-        std::printf("%-24s %6s %8s %8s  %s\n", "idea", "RND", "ND", "HD", "nearest paper (similarity)");
-    }
+    const bool fresh = !fs::exists(partial) || fs::file_size(partial) == 0;
+    out.open(partial, std::ios::app);
+    if (!out) throw Error(partial + ": cannot write");
+    if (csv && fresh) out << "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff\n";
+    return out;
+}
 
+ScoreReportContext report_context(const ScoreArgs& args, const Corpus& corpus, const std::set<std::string>& methods,
+                                  const std::string& historical_from, const std::string& backend_label) {
     ScoreReportContext report;
     report.corpus_identity = corpus.identity();
     report.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
@@ -193,51 +183,89 @@ int run_score(const ScoreArgs& args) {
     report.methods = methods;
     // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
     // near-ties that the CPU (and f32 storage) resolve exactly.
-    report.backend = backend->label();
+    report.backend = backend_label;
+    return report;
+}
+
+/// One idea's result: a table row on stdout, a CSV row, or a JSON line.
+void write_score(std::ofstream& out, bool csv, const ScoreArgs& args, const Corpus& corpus,
+                 const ScoreReportContext& report, const QueryInput& input, std::size_t i, const IdeaScore& s) {
+    const QueryRecord& record = input.records[i];
+    const auto [nearest_id, nearest_title] = corpus.id_and_title(static_cast<std::size_t>(s.neighbor_rows[0]));
+    if (!out.is_open()) {
+        std::printf("%-24s %6.1f %8.4f %8.4f  %s (%.3f) %s\n", record.id.substr(0, 24).c_str(), s.rnd, s.nd, s.hd,
+                    nearest_id.c_str(), s.neighbor_sims[0], nearest_title.substr(0, 60).c_str());
+        return;
+    }
+    if (csv) {
+        char line[256];
+        std::snprintf(line, sizeof line, ",%.4f,%.6f,%s,%.6f,%.6f,", s.rnd, s.hd, s.on ? std::to_string(*s.on).c_str() : "",
+                      s.nd, s.nd);
+        out << csv_field(record.id) << line << csv_field(nearest_id) << "," << s.neighbor_sims[0] << "," << input.cutoff[i]
+            << "\n";
+        return;
+    }
+    std::vector<std::string> excluded = split_ids(args.ideas.exclude);
+    excluded.insert(excluded.end(), record.exclude.begin(), record.exclude.end());
+    if (corpus.find_row(record.id)) excluded.push_back(record.id);
+    out << score_result_json(corpus, report, record.id, s, input.cutoff[i], excluded) << "\n";
+}
+
+/// Ideas todo[begin, end) as one scorer batch; `vectors` holds their rows.
+ScoreInput batch_of(const QueryInput& input, const std::vector<std::size_t>& todo, std::size_t begin, std::size_t end,
+                    std::vector<float>& vectors) {
+    ScoreInput batch;
+    batch.dim = input.dim;
+    vectors.clear();
+    for (std::size_t t = begin; t < end; ++t) {
+        const std::size_t i = todo[t];
+        vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
+        batch.row_limit.push_back(input.row_limit[i]);
+        batch.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
+    }
+    batch.vectors = vectors.data();
+    batch.n_ideas = end - begin;
+    return batch;
+}
+
+int run_score(const ScoreArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
+    const std::set<std::string> methods = parse_methods(args.methods);
+    auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
+    const Corpus corpus = Corpus::open(args.corpus);
+    const bool csv = args.format == "csv";
+    // Relative HD ranks HDs over 5 neighbours read from the cached density lists of q papers.
+    if ((methods.count("rel_hd") || methods.count("rnd_hd")) && (args.include_self ? args.q - 1 : args.q) < 5)
+        throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
+                         "q nearest papers");
+    const QueryInput input = load_queries(corpus, args.ideas, "ideas");
+    check_reachable(input, args);
+
+    std::string historical_from;
+    ScoreOptions score_options = score_options_of(args, corpus, historical_from);
+    host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
+    score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
+    score_options.on_cache_warning = [](const std::string& message) {
+        std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
+    };
+    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index, score_options);
+
+    std::set<std::string> done;
+    std::ofstream out = open_partial(args, csv, done);
+    const ScoreReportContext report = report_context(args, corpus, methods, historical_from, backend->label());
     std::vector<std::size_t> todo;
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < input.records.size(); ++i)
         if (!done.count(input.records[i].id)) todo.push_back(i);
     host::ProgressBar bar("score", "ideas", args.ideas.quiet || args.out.empty());
+    std::vector<float> vectors;
     for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
         const std::size_t end = std::min(todo.size(), begin + ideas_per_batch);
-        std::vector<float> vectors;
-        ScoreInput batch;
-        batch.dim = input.dim;
-        for (std::size_t t = begin; t < end; ++t) {
-            const std::size_t i = todo[t];
-            vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
-            batch.row_limit.push_back(input.row_limit[i]);
-            batch.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
-        }
-        batch.vectors = vectors.data();
-        batch.n_ideas = end - begin;
-        const std::vector<IdeaScore> scores = scorer.score(batch);
-        for (std::size_t t = begin; t < end; ++t) {
-            const std::size_t i = todo[t];
-            const QueryRecord& record = input.records[i];
-            const IdeaScore& s = scores[t - begin];
-            const auto [nearest_id, nearest_title] = corpus.id_and_title(static_cast<std::size_t>(s.neighbor_rows[0]));
-            if (!out.is_open()) {
-                std::printf("%-24s %6.1f %8.4f %8.4f  %s (%.3f) %s\n", record.id.substr(0, 24).c_str(), s.rnd, s.nd, s.hd,
-                            nearest_id.c_str(), s.neighbor_sims[0], nearest_title.substr(0, 60).c_str());
-                continue;
-            }
-            if (csv) {
-                char line[256];
-                std::snprintf(line, sizeof line, ",%.4f,%.6f,%s,%.6f,%.6f,", s.rnd, s.hd,
-                              s.on ? std::to_string(*s.on).c_str() : "", s.nd, s.nd);
-                out << csv_field(record.id) << line << csv_field(nearest_id) << "," << s.neighbor_sims[0] << ","
-                    << input.cutoff[i] << "\n";
-                continue;
-            }
-            std::vector<std::string> excluded = split_ids(args.ideas.exclude);
-            excluded.insert(excluded.end(), record.exclude.begin(), record.exclude.end());
-            if (corpus.find_row(record.id)) excluded.push_back(record.id);
-            out << score_result_json(corpus, report, record.id, s, input.cutoff[i], excluded) << "\n";
-        }
+        const std::vector<IdeaScore> scores = scorer.score(batch_of(input, todo, begin, end, vectors));
+        for (std::size_t t = begin; t < end; ++t) write_score(out, csv, args, corpus, report, input, todo[t], scores[t - begin]);
         if (out.is_open()) {
             out.flush();
-            if (!out) throw Error(partial + ": write failed");
+            if (!out) throw Error(args.out + ".partial: write failed");
         }
         bar.update(end, todo.size());
     }
@@ -245,9 +273,9 @@ int run_score(const ScoreArgs& args) {
     bar.finish();
     if (out.is_open()) {
         out.close();
-        fs::rename(partial, args.out);
-        std::fprintf(stderr, "novelty: scored %s (%s from an earlier run) into %s\n", count_of(n, "idea").c_str(),
-                     thousands(done.size()).c_str(), args.out.c_str());
+        fs::rename(args.out + ".partial", args.out);
+        std::fprintf(stderr, "novelty: scored %s (%s from an earlier run) into %s\n",
+                     count_of(input.records.size(), "idea").c_str(), thousands(done.size()).c_str(), args.out.c_str());
     }
     return exit_ok;
 }

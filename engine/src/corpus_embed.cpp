@@ -21,6 +21,58 @@ namespace novelty {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// Reads an interrupted run's state: rows done and their dimension. Throws when it was made by
+/// another embedder or from other papers, or cannot be read.
+void read_embed_state(const std::string& state_path, const std::string& embedder_name, const std::string& papers_sha,
+                      std::size_t& done, std::size_t& dim) {
+    nlohmann::json state;
+    try {
+        std::ifstream in(state_path);
+        std::stringstream text;
+        text << in.rdbuf();
+        state = parse_json(text.str());
+    } catch (const std::exception& e) {  // JsonError, or a read error
+        throw CorpusError(state_path + ": unreadable (" + e.what() + "); delete embed.partial.* to start over");
+    }
+    if (state.value("embedder", "") != embedder_name)
+        throw UsageError("the interrupted run used embedder '" + state.value("embedder", "") + "', not '" + embedder_name +
+                         "'; use the same --embedder or delete embed.partial.*");
+    if (state.value("papers_sha256", "") != papers_sha)
+        throw UsageError("the corpus papers changed since the interrupted run; delete embed.partial.* to start over");
+    done = state.value("rows", std::size_t{0});
+    dim = state.value("dim", std::size_t{0});
+}
+
+/// Stages the n x dim float32 rows of `rows_path` as a .npy (`staged`) and attaches it in
+/// corpus row order.
+void attach_rows(const std::string& dir, const std::string& rows_path, const std::string& staged, std::size_t n,
+                 std::size_t dim, Embedder& embedder, DType dtype) {
+    {
+        NpyWriter writer(staged, dtype, dim);
+        std::ifstream in(rows_path, std::ios::binary);
+        std::vector<float> buffer(std::max<std::size_t>(1, (1u << 22) / (dim * sizeof(float))) * dim);
+        for (std::size_t row = 0; row < n;) {
+            const std::size_t count = std::min(buffer.size() / dim, n - row);
+            in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(count * dim * sizeof(float)));
+            if (!in) throw Error(rows_path + ": shorter than the saved state says; delete embed.partial.* and run again");
+            writer.append_f32(buffer.data(), count);
+            row += count;
+        }
+        writer.finish();
+    }
+    kill_point("embed:before-attaching");
+    AddVectorsOptions add;
+    add.order = VectorOrder::corpus;
+    add.vectors_path = staged;
+    add.dtype = dtype;
+    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling()};
+    add_vectors(dir, add);
+}
+
+}  // namespace
+
 std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const EmbedCorpusOptions& options) {
     if (options.batch == 0) throw UsageError("the batch size must be at least 1");
     // Papers only: vectors.npy is about to be replaced, and may be the remains of an interrupted run.
@@ -36,22 +88,7 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
         if (!options.resume)
             throw UsageError(dir + " holds an interrupted embedding run (embed.partial.*): pass --resume to continue it, "
                              "or delete those files to start over");
-        nlohmann::json state;
-        try {
-            std::ifstream in(state_path);
-            std::stringstream text;
-            text << in.rdbuf();
-            state = parse_json(text.str());
-        } catch (const std::exception& e) {  // JsonError, or a read error
-            throw CorpusError(state_path + ": unreadable (" + e.what() + "); delete embed.partial.* to start over");
-        }
-        if (state.value("embedder", "") != embedder.name())
-            throw UsageError("the interrupted run used embedder '" + state.value("embedder", "") + "', not '" +
-                             embedder.name() + "'; use the same --embedder or delete embed.partial.*");
-        if (state.value("papers_sha256", "") != papers_sha)
-            throw UsageError("the corpus papers changed since the interrupted run; delete embed.partial.* to start over");
-        done = state.value("rows", std::size_t{0});
-        dim = state.value("dim", std::size_t{0});
+        read_embed_state(state_path, embedder.name(), papers_sha, done, dim);
     } else {
         std::error_code ec;
         fs::remove(rows_path, ec);
@@ -96,26 +133,7 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
 
     // All rows are in: attach them.
     const std::string staged = (root / "embed.partial.npy").string();
-    {
-        NpyWriter writer(staged, options.dtype, dim);
-        std::ifstream in(rows_path, std::ios::binary);
-        std::vector<float> buffer(std::max<std::size_t>(1, (1u << 22) / (dim * sizeof(float))) * dim);
-        for (std::size_t row = 0; row < n;) {
-            const std::size_t count = std::min(buffer.size() / dim, n - row);
-            in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(count * dim * sizeof(float)));
-            if (!in) throw Error(rows_path + ": shorter than the saved state says; delete embed.partial.* and run again");
-            writer.append_f32(buffer.data(), count);
-            row += count;
-        }
-        writer.finish();
-    }
-    kill_point("embed:before-attaching");
-    AddVectorsOptions add;
-    add.order = VectorOrder::corpus;
-    add.vectors_path = staged;
-    add.dtype = options.dtype;
-    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling()};
-    add_vectors(dir, add);
+    attach_rows(dir, rows_path, staged, n, dim, embedder, options.dtype);
     kill_point("embed:before-cleanup");
     for (const auto& path : {staged, rows_path, state_path}) fs::remove(path);
     return n - start;

@@ -13,6 +13,7 @@
 #include "sqlite_db.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -142,6 +143,60 @@ struct Reading {
     std::vector<SkippedRecord> skipped_first;
 };
 
+/// Binds one staging row: the paper, where it was read, and its place among accepted records.
+void bind_paper(SqliteStatement& insert, const Paper& paper, std::size_t file_index, std::size_t line,
+                std::size_t input_row) {
+    insert.bind(1, paper.id);
+    insert.bind(2, paper.title);
+    insert.bind(3, paper.abstract);
+    if (paper.date.empty()) insert.bind_null(4); else insert.bind(4, paper.date);
+    if (paper.sort_date.empty()) insert.bind_null(5); else insert.bind(5, paper.sort_date);
+    if (paper.year) insert.bind(6, static_cast<std::int64_t>(*paper.year)); else insert.bind_null(6);
+    if (paper.field.empty()) insert.bind_null(7); else insert.bind(7, paper.field);
+    if (paper.venue.empty()) insert.bind_null(8); else insert.bind(8, paper.venue);
+    insert.bind(9, paper.citations);
+    insert.bind(10, paper.extra_json);
+    insert.bind(11, static_cast<std::int64_t>(file_index));
+    insert.bind(12, static_cast<std::int64_t>(line));
+    insert.bind(13, static_cast<std::int64_t>(input_row));
+}
+
+/// Where the staged record with `paper`'s id came from ("FILE:LINE", or "earlier"), and whether
+/// it is an identical copy of `paper`.
+std::pair<std::string, bool> earlier_copy(SqliteStatement& where, const Paper& paper, const ImportOptions& options) {
+    where.bind(1, paper.id);
+    std::string first = "earlier";
+    bool identical = false;
+    if (where.step()) {
+        first = options.sources[static_cast<std::size_t>(where.column_int(0))].path + ":" +
+                std::to_string(where.column_int(1));
+        identical = where.column_text(2) == paper.title && where.column_text(3) == paper.abstract &&
+                    where.column_text(4) == paper.date && where.column_text(5) == paper.field &&
+                    where.column_text(6) == paper.venue &&
+                    (where.column_is_null(7) ? !paper.citations
+                                             : paper.citations && *paper.citations == where.column_int(7)) &&
+                    where.column_text(8) == paper.extra_json;
+    }
+    where.reset();
+    return {first, identical};
+}
+
+/// The next record of `reader` into `record`, or false at the end of the file. A record that
+/// does not parse goes to `skip` (which throws unless invalid records are skipped); a file that
+/// cannot be read throws, since skipping cannot help.
+bool next_record(JsonlReader& reader, nlohmann::json& record, const std::function<void(const InputError&)>& skip) {
+    for (;;) {
+        try {
+            return reader.next(record);
+        } catch (const InputError& error) {
+            if (error.line() == 0 || error.problem().rfind("read error", 0) == 0 ||
+                error.problem().rfind("corrupt", 0) == 0 || error.problem().rfind("compressed", 0) == 0)
+                throw;
+            skip(error);
+        }
+    }
+}
+
 Reading read_sources(const ImportOptions& options, SqliteDb& db) {
     Reading reading;
     auto insert = db.prepare(
@@ -170,50 +225,16 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
             if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
             if (options.on_skip) options.on_skip(skip);
         };
-        for (;;) {
-            try {
-                if (!reader.next(record)) break;
-            } catch (const InputError& error) {
-                if (error.line() == 0 || error.problem().rfind("read error", 0) == 0 ||
-                    error.problem().rfind("corrupt", 0) == 0 || error.problem().rfind("compressed", 0) == 0)
-                    throw;  // the file itself is unreadable: skipping cannot help
-                skip_or_throw(error);
-                continue;
-            }
+        while (next_record(reader, record, skip_or_throw)) {
             const std::size_t line = reader.line_number();
             try {
                 Paper paper = import_detail::paper_from_record(source.format, record, source.path, line, source.field);
-                insert.bind(1, paper.id);
-                insert.bind(2, paper.title);
-                insert.bind(3, paper.abstract);
-                if (paper.date.empty()) insert.bind_null(4); else insert.bind(4, paper.date);
-                if (paper.sort_date.empty()) insert.bind_null(5); else insert.bind(5, paper.sort_date);
-                if (paper.year) insert.bind(6, static_cast<std::int64_t>(*paper.year)); else insert.bind_null(6);
-                if (paper.field.empty()) insert.bind_null(7); else insert.bind(7, paper.field);
-                if (paper.venue.empty()) insert.bind_null(8); else insert.bind(8, paper.venue);
-                insert.bind(9, paper.citations);
-                insert.bind(10, paper.extra_json);
-                insert.bind(11, static_cast<std::int64_t>(file_index));
-                insert.bind(12, static_cast<std::int64_t>(line));
-                insert.bind(13, static_cast<std::int64_t>(reading.accepted));  // its place among accepted records
+                bind_paper(insert, paper, file_index, line, reading.accepted);
                 try {
                     insert.step();
                 } catch (const SqliteConstraint&) {
                     insert.reset();
-                    where.bind(1, paper.id);
-                    std::string first = "earlier";
-                    bool identical = false;
-                    if (where.step()) {
-                        first = options.sources[static_cast<std::size_t>(where.column_int(0))].path + ":" +
-                                std::to_string(where.column_int(1));
-                        identical = where.column_text(2) == paper.title && where.column_text(3) == paper.abstract &&
-                                    where.column_text(4) == paper.date && where.column_text(5) == paper.field &&
-                                    where.column_text(6) == paper.venue &&
-                                    (where.column_is_null(7) ? !paper.citations
-                                                             : paper.citations && *paper.citations == where.column_int(7)) &&
-                                    where.column_text(8) == paper.extra_json;
-                    }
-                    where.reset();
+                    const auto [first, identical] = earlier_copy(where, paper, options);
                     if (!identical)
                         throw InputError(source.path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
                     // The same record twice: keeping one loses nothing.

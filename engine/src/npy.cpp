@@ -282,6 +282,55 @@ NpyMatrix::NpyMatrix(NpyMatrix&&) noexcept = default;
 NpyMatrix& NpyMatrix::operator=(NpyMatrix&&) noexcept = default;
 NpyMatrix::~NpyMatrix() = default;
 
+namespace {
+
+/// What the header dictionary of a .npy file says: a supported dtype, C order, 1 or 2 dims.
+struct NpyHeader {
+    DType dtype = DType::f32;
+    std::vector<std::uint64_t> dims;
+    std::string descr;
+};
+
+/// Parses and checks the header dictionary `text` of the .npy file `path` (InputError naming
+/// what is wrong).
+NpyHeader parse_npy_header(std::string_view text, const std::string& path) {
+    auto fail = [&](const std::string& problem) { return InputError(path, 0, problem); };
+    NpyHeader out;
+    auto dict = HeaderParser(text, path).dict();
+    for (const char* key : {"descr", "fortran_order", "shape"})
+        if (!dict.count(key)) throw fail(std::string("malformed .npy header: no '") + key + "' key");
+    for (const auto& [key, value] : dict)
+        if (key != "descr" && key != "fortran_order" && key != "shape")
+            throw fail("malformed .npy header: unexpected key '" + escaped(key) + "'");
+    const Value& descr = dict["descr"];
+    if (descr.kind == Value::list)
+        throw fail(std::string("structured dtypes are not supported; ") + k_expected);
+    if (descr.kind != Value::string) throw fail("malformed .npy header: 'descr' is not a string");
+    if (descr.text == "<f4") out.dtype = DType::f32;
+    else if (descr.text == "<f2") out.dtype = DType::f16;
+    else throw fail("dtype '" + escaped(descr.text) + "' (" + describe_descr(descr.text) +
+                    ") is not supported; " + k_expected);
+    const Value& order = dict["fortran_order"];
+    if (order.kind != Value::name || (order.text != "True" && order.text != "False"))
+        throw fail("malformed .npy header: 'fortran_order' is not True or False");
+    if (order.text == "True")
+        throw fail("fortran_order is True (column-major data), which is not supported; "
+                   "save a C-ordered array");
+    const Value& shape = dict["shape"];
+    if (shape.kind != Value::tuple) throw fail("malformed .npy header: 'shape' is not a tuple");
+    for (const Value& d : shape.items) {
+        if (d.kind != Value::integer) throw fail("malformed .npy header: 'shape' holds a non-integer");
+        out.dims.push_back(d.number);
+    }
+    if (out.dims.empty() || out.dims.size() > 2)
+        throw fail(std::to_string(out.dims.size()) + "-dimensional array (shape " + shape_text(out.dims) +
+                   ") is not supported; expected 1 or 2 dimensions");
+    out.descr = descr.text;
+    return out;
+}
+
+}  // namespace
+
 NpyMatrix NpyMatrix::open(const std::string& path) {
     auto fail = [&](const std::string& problem) { return InputError(path, 0, problem); };
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -325,36 +374,10 @@ NpyMatrix NpyMatrix::open(const std::string& path) {
         throw fail("truncated header: it should be " + std::to_string(header_len) + " bytes but only " +
                    std::to_string(file.size() - prefix) + " follow the prefix");
 
-    auto dict = HeaderParser(file.substr(prefix, header_len), path).dict();
-    for (const char* key : {"descr", "fortran_order", "shape"})
-        if (!dict.count(key)) throw fail(std::string("malformed .npy header: no '") + key + "' key");
-    for (const auto& [key, value] : dict)
-        if (key != "descr" && key != "fortran_order" && key != "shape")
-            throw fail("malformed .npy header: unexpected key '" + escaped(key) + "'");
-    const Value& descr = dict["descr"];
-    if (descr.kind == Value::list)
-        throw fail(std::string("structured dtypes are not supported; ") + k_expected);
-    if (descr.kind != Value::string) throw fail("malformed .npy header: 'descr' is not a string");
-    if (descr.text == "<f4") impl->dtype = DType::f32;
-    else if (descr.text == "<f2") impl->dtype = DType::f16;
-    else throw fail("dtype '" + escaped(descr.text) + "' (" + describe_descr(descr.text) +
-                    ") is not supported; " + k_expected);
-    const Value& order = dict["fortran_order"];
-    if (order.kind != Value::name || (order.text != "True" && order.text != "False"))
-        throw fail("malformed .npy header: 'fortran_order' is not True or False");
-    if (order.text == "True")
-        throw fail("fortran_order is True (column-major data), which is not supported; "
-                   "save a C-ordered array");
-    const Value& shape = dict["shape"];
-    if (shape.kind != Value::tuple) throw fail("malformed .npy header: 'shape' is not a tuple");
-    std::vector<std::uint64_t> dims;
-    for (const Value& d : shape.items) {
-        if (d.kind != Value::integer) throw fail("malformed .npy header: 'shape' holds a non-integer");
-        dims.push_back(d.number);
-    }
-    if (dims.empty() || dims.size() > 2)
-        throw fail(std::to_string(dims.size()) + "-dimensional array (shape " + shape_text(dims) +
-                   ") is not supported; expected 1 or 2 dimensions");
+    const NpyHeader header = parse_npy_header(file.substr(prefix, header_len), path);
+    impl->dtype = header.dtype;
+    const std::vector<std::uint64_t>& dims = header.dims;
+    const std::string& descr_text = header.descr;
     impl->ndim = static_cast<int>(dims.size());
     impl->rows = dims[0];
     impl->cols = dims.size() == 2 ? dims[1] : 1;
@@ -364,7 +387,7 @@ NpyMatrix NpyMatrix::open(const std::string& path) {
     if (__builtin_mul_overflow(impl->rows, impl->cols, &expected) ||
         __builtin_mul_overflow(expected, dtype_size(impl->dtype), &expected))
         throw fail("shape " + shape_text(dims) + " is too large");
-    const std::string what = "shape " + shape_text(dims) + " of '" + descr.text + "' needs " +
+    const std::string what = "shape " + shape_text(dims) + " of '" + descr_text + "' needs " +
                              std::to_string(expected) + " bytes after the header";
     if (actual < expected)
         throw fail("data is truncated: " + what + " but the file has " + std::to_string(actual));

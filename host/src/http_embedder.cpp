@@ -8,6 +8,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -83,12 +84,37 @@ std::size_t write_header(char* data, std::size_t size, std::size_t count, void* 
     return size * count;
 }
 
+/// The embedding with index `i` (text `text` of the call) as `dim` floats, L2-normalised into
+/// `row`; a non-number, a non-finite value or a zero or overflowing norm goes to `fail`.
+void normalise_row(const json& embedding, std::size_t dim, std::size_t i, std::size_t text,
+                   const std::function<void(const std::string&)>& fail, float* row) {
+    double sum_squares = 0.0;
+    for (std::size_t d = 0; d < dim; ++d) {
+        const json& value = embedding[d];
+        if (!value.is_number())
+            fail("the embedding with index " + std::to_string(i) + " holds a non-number at position " + std::to_string(d));
+        const double x = value.get<double>();
+        const auto f = static_cast<float>(x);
+        if (!std::isfinite(x) || !std::isfinite(f))
+            fail("the embedding with index " + std::to_string(i) + " holds a non-finite value at position " +
+                 std::to_string(d));
+        row[d] = f;
+        sum_squares += static_cast<double>(f) * static_cast<double>(f);
+    }
+    const double norm = std::sqrt(sum_squares);
+    if (!(norm > 0.0) || !std::isfinite(norm))
+        fail("the embedding with index " + std::to_string(i) + " (text " + std::to_string(text) + " of the call) is " +
+             (norm > 0.0 ? "too large to normalise" : "all zeros"));
+    const double scale = 1.0 / norm;
+    for (std::size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(row[d] * scale);
+}
+
 /// Reads and checks one answer: returns the batch's rows, in input order, L2-normalised.
 /// `expected_dim` is 0 when no dimension is known yet. Throws Error naming `where`.
 std::vector<float> parse_answer(const json& answer, std::size_t count, std::size_t expected_dim,
                                 std::size_t first_text, const std::string& where,
                                 const std::string& body, std::size_t& dim_out) {
-    auto fail = [&](const std::string& problem) {
+    const std::function<void(const std::string&)> fail = [&](const std::string& problem) {
         throw Error(where + ": " + problem + "; body starts: " + body_excerpt(body));
     };
     if (!answer.is_object()) fail("the answer is not a JSON object");
@@ -143,33 +169,7 @@ std::vector<float> parse_answer(const json& answer, std::size_t count, std::size
     }
 
     std::vector<float> rows(count * dim);
-    for (std::size_t i = 0; i < count; ++i) {
-        const json& embedding = *by_index[i];
-        float* row = rows.data() + i * dim;
-        double sum_squares = 0.0;
-        for (std::size_t d = 0; d < dim; ++d) {
-            const json& value = embedding[d];
-            if (!value.is_number()) {
-                fail("the embedding with index " + std::to_string(i) + " holds a non-number at position " +
-                     std::to_string(d));
-            }
-            const double x = value.get<double>();
-            const auto f = static_cast<float>(x);
-            if (!std::isfinite(x) || !std::isfinite(f)) {
-                fail("the embedding with index " + std::to_string(i) + " holds a non-finite value at position " +
-                     std::to_string(d));
-            }
-            row[d] = f;
-            sum_squares += static_cast<double>(f) * static_cast<double>(f);
-        }
-        const double norm = std::sqrt(sum_squares);
-        if (!(norm > 0.0) || !std::isfinite(norm)) {
-            fail("the embedding with index " + std::to_string(i) + " (text " + std::to_string(first_text + i) +
-                 " of the call) is " + (norm > 0.0 ? "too large to normalise" : "all zeros"));
-        }
-        const double scale = 1.0 / norm;
-        for (std::size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(row[d] * scale);
-    }
+    for (std::size_t i = 0; i < count; ++i) normalise_row(*by_index[i], dim, i, first_text + i, fail, rows.data() + i * dim);
     dim_out = dim;
     return rows;
 }

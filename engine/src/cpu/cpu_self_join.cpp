@@ -48,6 +48,29 @@ void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std
     }
 }
 
+/// The join from each row's collector (over storage of 2 k_stored slots per row): the best
+/// k_stored, -1 / -inf padded, and the densities over the first q.
+SelfJoin join_from_collectors(std::vector<TopKCollector>& collectors, const std::vector<ScoredRow>& storage,
+                              std::size_t n_rows, std::size_t q, std::size_t k_stored) {
+    SelfJoin join;
+    join.n_rows = n_rows;
+    join.q = q;
+    join.k_stored = k_stored;
+    join.rows.assign(n_rows * k_stored, -1);
+    join.sims.assign(n_rows * k_stored, -std::numeric_limits<float>::infinity());
+    std::vector<std::size_t> counts(n_rows);
+    for (std::size_t row = 0; row < n_rows; ++row) {
+        counts[row] = collectors[row].sort_best_first();
+        const ScoredRow* best = storage.data() + row * 2 * k_stored;
+        for (std::size_t r = 0; r < counts[row]; ++r) {
+            join.rows[row * k_stored + r] = best[r].row;
+            join.sims[row * k_stored + r] = best[r].sim;
+        }
+    }
+    fill_densities(join, counts);
+    return join;
+}
+
 }  // namespace
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
@@ -119,23 +142,7 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
         },
         progress);
 
-    SelfJoin join;
-    join.n_rows = n_rows;
-    join.q = q;
-    join.k_stored = k_stored;
-    join.rows.assign(n_rows * k_stored, -1);
-    join.sims.assign(n_rows * k_stored, -std::numeric_limits<float>::infinity());
-    std::vector<std::size_t> counts(n_rows);
-    for (std::size_t row = 0; row < n_rows; ++row) {
-        counts[row] = collectors[row].sort_best_first();
-        const ScoredRow* best = storage.data() + row * 2 * k_stored;
-        for (std::size_t r = 0; r < counts[row]; ++r) {
-            join.rows[row * k_stored + r] = best[r].row;
-            join.sims[row * k_stored + r] = best[r].sim;
-        }
-    }
-    fill_densities(join, counts);
-    return join;
+    return join_from_collectors(collectors, storage, n_rows, q, k_stored);
 }
 
 }  // namespace novelty
