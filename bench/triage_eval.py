@@ -6,7 +6,7 @@
 
 --reference: `novelty claims` on every idea (the verdict of checking each one).
 --all: `novelty triage --select all` (every representative checked; gives each representative's
-       RND and ClaimNov verdict), used to replay any band exactly (--sweep).
+       RND, nearest paper and ClaimNov verdict), used to replay any gate and band exactly (--sweep).
 --cascade: a real `novelty triage` run to report (its verdicts against the reference).
 Prints Markdown rows: ideas, checked representatives, LLM calls, agreement.
 """
@@ -30,13 +30,18 @@ def agreement(decisions, reference):
     return same, len(both)
 
 
-def replay(all_run, lo, hi, budget=None):
+def gate_value(record, gate):
+    return record["scores"]["rnd"] if gate == "rnd" else record["scores"]["nearest"]["sim"]
+
+
+def replay(all_run, gate, lo, hi, budget=None):
     """Decisions under a band, from a --select all run: the representative's ClaimNov verdict when
-    its RND is in [lo, hi] (the middle first, within the budget), else RND against the middle."""
+    its gate value is in [lo, hi] (the middle first, within the budget), else the gate's decision:
+    RND passes at or above the middle, a nearest paper at or above the middle fails."""
     mid = (lo + hi) / 2
     reps = {r["id"]: r for r in all_run.values() if r["role"] == "representative" and r["scores"]}
-    in_band = sorted((abs(r["scores"]["rnd"] - mid), r["line"], rid) for rid, r in reps.items()
-                     if lo <= r["scores"]["rnd"] <= hi)
+    in_band = sorted((abs(gate_value(r, gate) - mid), r["line"], rid) for rid, r in reps.items()
+                     if lo <= gate_value(r, gate) <= hi)
     if budget is not None:
         in_band = in_band[:budget]
     checked = {rid for _, _, rid in in_band}
@@ -48,7 +53,8 @@ def replay(all_run, lo, hi, budget=None):
         elif rep["id"] in checked and rep["decided_by"] == "claimnov":
             out[rid] = rep["verdict"]["decision"]
         else:
-            out[rid] = "pass" if rep["scores"]["rnd"] >= mid else "fail"
+            above = gate_value(rep, gate) >= mid
+            out[rid] = ("pass" if above else "fail") if gate == "rnd" else ("fail" if above else "pass")
     return out, len(checked)
 
 
@@ -76,13 +82,14 @@ def main():
         print(f"| {args.label} | {n} | {checked} ({100 * checked / n:.1f}%) | {calls} | "
               f"{same}/{both} = {100 * same / max(both, 1):.1f}% |")
     if args.sweep:
-        print("| band | checked (share of ideas) | agreement |")
-        print("|---|---|---|")
-        for lo in range(0, 101, 10):
-            for hi in range(lo, 101, 10):
-                decisions, checked = replay(all_run, lo, hi)
-                same, both = agreement(decisions, reference)
-                print(f"| {lo},{hi} | {checked} ({100 * checked / n:.1f}%) | {100 * same / max(both, 1):.1f}% |")
+        print("| gate | band | checked (share of ideas) | agreement |")
+        print("|---|---|---|---|")
+        bands = [("rnd", lo, hi) for lo in range(0, 101, 10) for hi in range(lo, 101, 10)]
+        bands += [("nearest", lo / 100, hi / 100) for lo in range(50, 100, 2) for hi in range(lo, 100, 2)]
+        for gate, lo, hi in bands:
+            decisions, checked = replay(all_run, gate, lo, hi)
+            same, both = agreement(decisions, reference)
+            print(f"| {gate} | {lo:g},{hi:g} | {checked} ({100 * checked / n:.1f}%) | {100 * same / max(both, 1):.1f}% |")
 
 
 if __name__ == "__main__":

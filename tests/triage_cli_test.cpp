@@ -108,8 +108,9 @@ TEST(TriageCli, EveryIdeaHasARecordAndMembersInherit) {
         EXPECT_EQ(ideas[id]["checked"], true);
     }
 
-    // A budget of 0: nothing is checked, RND decides by the band's middle.
-    r = run_cli(f.base() + " --band 0,100 --budget 0 --out " + shell_quote(out));
+    // A budget of 0: nothing is checked, the gate decides by the band's middle: RND passes at or
+    // above it; a nearest paper at or above it fails the idea and is named its source.
+    r = run_cli(f.base() + " --gate rnd --band 0,100 --budget 0 --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ideas = by_id(novelty::test::json_lines(out));
     ASSERT_EQ(ideas.size(), 6u);
@@ -118,6 +119,24 @@ TEST(TriageCli, EveryIdeaHasARecordAndMembersInherit) {
         EXPECT_EQ(ideas[id]["decided_by"], "rnd");
         EXPECT_EQ(ideas[id]["verdict"]["decision"], ideas[id]["scores"]["rnd"].get<double>() >= 50 ? "pass" : "fail");
     }
+    r = run_cli(f.base() + " --band 0.3,0.5 --budget 0 --out " + shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ideas = by_id(novelty::test::json_lines(out));
+    for (const char* id : {"dup1", "bread", "sat"}) {
+        EXPECT_EQ(ideas[id]["decided_by"], "nearest");
+        const bool fails = ideas[id]["scores"]["nearest"]["sim"].get<double>() >= 0.4;
+        EXPECT_EQ(ideas[id]["verdict"]["decision"], fails ? "fail" : "pass") << ideas[id];
+        EXPECT_EQ(ideas[id]["verdict"]["source"], fails ? ideas[id]["scores"]["nearest"]["id"] : json(nullptr));
+    }
+    // The default gate checks the ideas whose nearest paper is in its band, and only those.
+    r = run_cli(f.base() + " --band 0.3,0.7 --out " + shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ideas = by_id(novelty::test::json_lines(out));
+    for (const char* id : {"dup1", "bread", "sat"}) {
+        const double sim = ideas[id]["scores"]["nearest"]["sim"].get<double>();
+        EXPECT_EQ(ideas[id]["checked"], sim >= 0.3 && sim <= 0.7) << ideas[id];
+    }
+    EXPECT_EQ(run_cli(f.base() + " --band 0,100 --out " + shell_quote(out)).exit_code, 2);  // not a similarity
     // An empty band checks nothing either; --select top takes the highest RND within the budget.
     r = run_cli(f.base() + " --select top --budget 1 --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -156,7 +175,7 @@ TEST(TriageCli, LlmFaultsNeverDropAnIdeaAndResumeRedoesThem) {
     ASSERT_EQ(ideas.size(), 6u);
     for (const char* id : {"dup1", "dup2", "bread", "sat"}) {
         EXPECT_EQ(ideas[id]["checked"], false) << ideas[id];
-        EXPECT_EQ(ideas[id]["decided_by"], "rnd") << ideas[id];
+        EXPECT_EQ(ideas[id]["decided_by"], "nearest") << ideas[id];  // the gate decides instead
         EXPECT_NE(ideas[id]["error"].get<std::string>().find("claimnov"), std::string::npos) << ideas[id];
         EXPECT_TRUE(ideas[id]["verdict"].is_object());
     }

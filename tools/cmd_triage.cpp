@@ -32,7 +32,8 @@ struct TriageArgs {
     double threshold = 0.8;
     std::string representative = "central";
     std::size_t p = 100, q = 50;
-    std::string band = "20,60";
+    std::string gate = "nearest";
+    std::string band;  ///< "" = the gate's default
     std::string select = "band";
     long long budget = -1;
     host::ClaimsLlmSettings llm;
@@ -91,7 +92,8 @@ host::TriageSettings settings_of(const TriageArgs& a) {
     s.representative = a.representative == "first" ? Representative::first : Representative::central;
     s.p = a.p;
     s.q = a.q;
-    std::tie(s.band_lo, s.band_hi) = host::parse_band(a.band);
+    s.gate = host::parse_triage_gate(a.gate);
+    std::tie(s.band_lo, s.band_hi) = a.band.empty() ? host::default_band(s.gate) : host::parse_band(a.band, s.gate);
     s.select = host::parse_triage_select(a.select);
     if (a.budget >= 0) s.budget = static_cast<std::size_t>(a.budget);
     if (s.select == host::TriageSelect::top && !s.budget) throw UsageError("--select top needs --budget N");
@@ -178,8 +180,9 @@ void add_llm_flags(CLI::App* cmd, TriageArgs& a) {
 void add_triage_command(CLI::App& app, int& exit_code) {
     auto a = std::make_shared<TriageArgs>();
     CLI::App* cmd = app.add_subcommand(
-        "triage", "Deduplicate ideas, score each cluster's representative with RND, and run ClaimNov only on those whose "
-                  "RND is uncertain (--band) or highest, within --budget; one record per input idea");
+        "triage", "Deduplicate ideas, score each cluster's representative with RND and its nearest paper, and run "
+                  "ClaimNov only on those the cheap signal leaves uncertain (--gate, --band) or the highest RND ones, "
+                  "within --budget; one record per input idea");
     cmd->add_option("--corpus", a->corpus, "Corpus directory (with vectors; its encoder embeds the ideas)")->required();
     cmd->add_option("--ideas", a->ideas.path,
                     "Ideas: .jsonl with \"id\", \"title\"/\"text\", optional \"date\" and \"exclude\" (a record without "
@@ -196,11 +199,16 @@ void add_triage_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     cmd->add_option("--q", a->q, "RND: neighbours averaged into a density (default 50)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
+    cmd->add_option("--gate", a->gate,
+                    "The cheap signal that decides without ClaimNov: nearest (default: the most similar paper's cosine; "
+                    "at or above the band's middle the idea fails, that paper its source) or rnd (RND; at or above the "
+                    "middle the idea passes)")
+        ->check(CLI::IsMember({"nearest", "rnd"}));
     cmd->add_option("--band", a->band,
-                    "The uncertain RND band LO,HI checked with ClaimNov (default 20,60); outside it, and when not "
-                    "checked, RND decides: pass at or above the band's middle");
+                    "The gate's uncertain band LO,HI, checked with ClaimNov (default 0.65,0.95 for nearest, 20,60 for "
+                    "rnd); outside it, and when not checked, the gate decides");
     cmd->add_option("--select", a->select,
-                    "Which representatives ClaimNov checks: band (default: RND in --band, the middle first), top "
+                    "Which representatives ClaimNov checks: band (default: the gate's value in --band, the middle first), top "
                     "(highest RND first; needs --budget) or all (every one: the reference)")
         ->check(CLI::IsMember({"band", "top", "all"}));
     cmd->add_option("--budget", a->budget, "Representatives checked with ClaimNov at most (default: no limit)")

@@ -132,6 +132,8 @@ std::vector<std::size_t> next_round(SearchBackend& backend, const std::vector<fl
     for (std::size_t p = 0; p < keyed.size(); ++p)
         block_start.push_back(p > 0 && keyed[p].first == keyed[p - 1].first ? block_start[p - 1] : p);
     const std::size_t n = keyed.size();
+    // One component left: there is nothing for it to link to.
+    if (keyed.front().first == keyed.back().first) return {};
     std::vector<char> forward_still(n, 0), backward_still(n, 0);
     std::vector<std::size_t> order(n), limit(n);
     for (std::size_t p = 0; p < n; ++p) {

@@ -47,8 +47,20 @@ struct Run {
 
 double band_middle(const TriageSettings& s) { return (s.band_lo + s.band_hi) / 2; }
 
-// The RND fallback: pass at or above the band's middle, fail below it.
-bool rnd_passes(const TriageSettings& s, double rnd) { return rnd >= band_middle(s); }
+const char* gate_name(TriageGate gate) { return gate == TriageGate::rnd ? "rnd" : "nearest"; }
+
+// The gate's value for a scored outcome: RND, or the nearest paper's similarity.
+double gate_value(const TriageSettings& s, const Outcome& o) {
+    if (s.gate == TriageGate::rnd) return o.score->rnd;
+    return o.score->neighbor_sims.empty() ? -1.0 : o.score->neighbor_sims[0];
+}
+
+// The decision without ClaimNov: RND passes at or above the band's middle; a nearest paper at or
+// above the middle fails the idea.
+bool gate_passes(const TriageSettings& s, const Outcome& o) {
+    const bool above = gate_value(s, o) >= band_middle(s);
+    return s.gate == TriageGate::rnd ? above : !above;
+}
 
 ordered_json verdict_json(const Run& run, const Outcome& o) {
     if (o.claims && o.claims->error.empty()) {
@@ -59,15 +71,17 @@ ordered_json verdict_json(const Run& run, const Outcome& o) {
                 {"judge", r.verdict.judge}};
     }
     if (!o.score) return nullptr;
-    return {{"decision", rnd_passes(run.settings, o.score->rnd) ? "pass" : "fail"},
-            {"source", nullptr},
+    const bool pass = gate_passes(run.settings, o);
+    const bool names_source = !pass && run.settings.gate == TriageGate::nearest && !o.nearest_id.empty();
+    return {{"decision", pass ? "pass" : "fail"},
+            {"source", names_source ? ordered_json(o.nearest_id) : ordered_json(nullptr)},
             {"novelty", nullptr},
-            {"judge", "rnd"}};
+            {"judge", gate_name(run.settings.gate)}};
 }
 
-std::string decided_by(const Outcome& o) {
+std::string decided_by(const TriageSettings& s, const Outcome& o) {
     if (o.claims && o.claims->error.empty()) return "claimnov";
-    return o.score ? "rnd" : "none";
+    return o.score ? gate_name(s.gate) : "none";
 }
 
 std::string record_json(const Run& run, std::size_t idea, std::size_t cluster) {
@@ -90,7 +104,7 @@ std::string record_json(const Run& run, std::size_t idea, std::size_t cluster) {
     else
         r["scores"] = nullptr;
     r["checked"] = o.checked;
-    r["decided_by"] = decided_by(o);
+    r["decided_by"] = decided_by(run.settings, o);
     r["verdict"] = verdict_json(run, o);
     if (o.claims && o.claims->error.empty() && !o.claims->verdict.error.empty()) r["judge_error"] = o.claims->verdict.error;
     if (!o.error.empty()) r["error"] = o.error;
@@ -170,12 +184,12 @@ std::vector<std::size_t> select_for_claims(const Run& run, const std::vector<std
     const TriageSettings& s = run.settings;
     std::vector<std::size_t> picked;
     for (std::size_t c : scored) {
-        const double rnd = run.outcomes[c].score->rnd;
-        if (s.select != TriageSelect::band || (rnd >= s.band_lo && rnd <= s.band_hi)) picked.push_back(c);
+        const double value = gate_value(s, run.outcomes[c]);
+        if (s.select != TriageSelect::band || (value >= s.band_lo && value <= s.band_hi)) picked.push_back(c);
     }
     auto key = [&](std::size_t c) {
-        const double rnd = run.outcomes[c].score->rnd;
-        return s.select == TriageSelect::band ? std::abs(rnd - band_middle(s)) : -rnd;
+        return s.select == TriageSelect::band ? std::abs(gate_value(s, run.outcomes[c]) - band_middle(s))
+                                              : -run.outcomes[c].score->rnd;
     };
     if (s.select != TriageSelect::all)
         std::stable_sort(picked.begin(), picked.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
@@ -235,7 +249,17 @@ TriageSelect parse_triage_select(const std::string& text) {
     throw UsageError("--select must be band, top or all, not '" + text + "'");
 }
 
-std::pair<double, double> parse_band(const std::string& text, const std::string& flag) {
+TriageGate parse_triage_gate(const std::string& text) {
+    if (text == "rnd") return TriageGate::rnd;
+    if (text == "nearest") return TriageGate::nearest;
+    throw UsageError("--gate must be rnd or nearest, not '" + text + "'");
+}
+
+std::pair<double, double> default_band(TriageGate gate) {
+    return gate == TriageGate::rnd ? std::pair<double, double>{20, 60} : std::pair<double, double>{0.65, 0.95};
+}
+
+std::pair<double, double> parse_band(const std::string& text, TriageGate gate, const std::string& flag) {
     const auto comma = text.find(',');
     double lo = NAN, hi = NAN;
     try {
@@ -245,10 +269,12 @@ std::pair<double, double> parse_band(const std::string& text, const std::string&
         hi = std::stod(text.substr(comma + 1), &used_hi);
         if (used_lo != comma || used_hi != text.size() - comma - 1) throw std::invalid_argument("trailing text");
     } catch (const std::exception&) {
-        throw UsageError(flag + " must be LO,HI (two RND values in 0-100), not '" + text + "'");
+        throw UsageError(flag + " must be LO,HI (two numbers), not '" + text + "'");
     }
-    if (!(lo >= 0 && hi <= 100 && lo <= hi))
-        throw UsageError(flag + " " + text + ": needs 0 <= LO <= HI <= 100");
+    const double min = gate == TriageGate::rnd ? 0 : -1, max = gate == TriageGate::rnd ? 100 : 1;
+    if (!(lo >= min && hi <= max && lo <= hi))
+        throw UsageError(flag + " " + text + ": needs " + (gate == TriageGate::rnd ? "0 <= LO <= HI <= 100 (RND)"
+                                                                                   : "-1 <= LO <= HI <= 1 (a similarity)"));
     return {lo, hi};
 }
 

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <mutex>
+#include <sstream>
 
 namespace novelty::host {
 
@@ -40,11 +41,17 @@ TriageSettings settings_of(const nlohmann::json& body, const ClaimsServiceOption
     const std::string rep = string_field(body, "representative", "central");
     if (rep != "central" && rep != "first") bad("representative", "must be \"central\" or \"first\"");
     s.representative = rep == "first" ? Representative::first : Representative::central;
+    const std::string gate = string_field(body, "gate", "nearest");
+    if (gate != "nearest" && gate != "rnd") bad("gate", "must be \"nearest\" or \"rnd\"");
+    s.gate = parse_triage_gate(gate);
+    std::tie(s.band_lo, s.band_hi) = default_band(s.gate);
     if (auto band = body.find("band"); band != body.end() && !band->is_null()) {
         if (!band->is_array() || band->size() != 2 || !(*band)[0].is_number() || !(*band)[1].is_number())
-            bad("band", "must be [LO, HI], two RND values");
-        std::tie(s.band_lo, s.band_hi) = parse_band(std::to_string((*band)[0].get<double>()) + "," +
-                                                         std::to_string((*band)[1].get<double>()), "band");
+            bad("band", "must be [LO, HI], two numbers");
+        std::ostringstream text;
+        text.precision(17);
+        text << (*band)[0].get<double>() << "," << (*band)[1].get<double>();
+        std::tie(s.band_lo, s.band_hi) = parse_band(text.str(), s.gate, "band");
     }
     try {
         s.select = parse_triage_select(string_field(body, "select", "band"));

@@ -25,21 +25,33 @@ namespace novelty::host {
 
 /// Which representatives ClaimNov checks.
 enum class TriageSelect {
-    band,  ///< those with RND in [band_lo, band_hi], the closest to the band's middle first
+    band,  ///< those whose gate value is in [band_lo, band_hi], the closest to the band's middle first
     top,   ///< the highest RND first (ties: earlier idea)
     all,   ///< every representative (the reference the cascade is measured against)
 };
 
+/// The cheap signal that decides without ClaimNov, and whose uncertain band is checked.
+enum class TriageGate {
+    rnd,      ///< RND in [0, 100]: pass at or above the band's middle
+    nearest,  ///< the nearest paper's cosine similarity: fail (that paper the source) at or above the middle
+};
+
 /// "band", "top", "all"; UsageError otherwise.
 TriageSelect parse_triage_select(const std::string& text);
-/// Parses "LO,HI" with 0 <= LO <= HI <= 100; UsageError naming `flag` otherwise.
-std::pair<double, double> parse_band(const std::string& text, const std::string& flag = "--band");
+/// "rnd", "nearest"; UsageError otherwise.
+TriageGate parse_triage_gate(const std::string& text);
+/// Parses "LO,HI" with LO <= HI inside the gate's scale (RND 0..100, similarity -1..1);
+/// UsageError naming `flag` otherwise.
+std::pair<double, double> parse_band(const std::string& text, TriageGate gate, const std::string& flag = "--band");
+/// The default band of a gate: RND 20,60; nearest similarity 0.65,0.95 (docs/dedup.md).
+std::pair<double, double> default_band(TriageGate gate);
 
 struct TriageSettings {
     double threshold = 0.8;  ///< dedup: cosine at or above which ideas are linked
     Representative representative = Representative::central;
     std::size_t p = 100, q = 50;  ///< RND
-    double band_lo = 20, band_hi = 60;  ///< the uncertain RND band, in [0, 100]
+    TriageGate gate = TriageGate::nearest;
+    double band_lo = 0.65, band_hi = 0.95;  ///< the gate's uncertain band (default_band(gate))
     TriageSelect select = TriageSelect::band;
     /// Representatives ClaimNov checks at most (in the selection's order); nullopt = no limit.
     std::optional<std::size_t> budget;
