@@ -124,6 +124,13 @@ TEST(DedupCli, BadInputNamesTheProblem) {
     EXPECT_NE(r.err.find("bad.jsonl:2"), std::string::npos) << r.err;
     r = run_cli("dedup -q --device cpu --ideas " + shell_quote(tmp.file("bad.jsonl")) + " --threshold 1.5");
     EXPECT_EQ(r.exit_code, 2) << r.err;
+#if !defined(NOVELTY_WITH_CUDA)
+    // --device cuda in a CPU-only build is a usage error, as for the other commands.
+    const std::vector<float> unit = {1, 0, 0, 0, 1, 0};
+    novelty::write_npy(tmp.file("unit.npy"), novelty::DType::f32, 2, 3, unit.data());
+    r = run_cli("dedup -q --device cuda --ideas " + shell_quote(tmp.file("unit.npy")));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+#endif
     const std::vector<float> v = {1, 0, 0, 0, 0, 0};
     novelty::write_npy(tmp.file("zero.npy"), novelty::DType::f32, 2, 3, v.data());
     r = run_cli("dedup -q --device cpu --ideas " + shell_quote(tmp.file("zero.npy")));
