@@ -1,6 +1,6 @@
-// novelty triage: deduplicate ideas, score each cluster's representative with RND, and spend
-// ClaimNov (LLM calls) only on the representatives whose RND is uncertain or highest, within a
-// budget (docs/dedup.md). One record per input idea, resumable.
+// novelty triage: deduplicate ideas, score each cluster's representative with RND and its nearest
+// paper, and spend ClaimNov (LLM calls) only on the representatives those leave uncertain, or the
+// highest RND ones, within a budget (docs/dedup.md). One record per input idea, resumable.
 #include "cli_common.hpp"
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"

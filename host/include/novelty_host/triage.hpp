@@ -1,9 +1,10 @@
 // The triage cascade (docs/dedup.md), shared by `novelty triage` and POST /v1/triage: the
-// ideas are deduplicated, each cluster's representative is scored with RND, and ClaimNov runs
-// only on the representatives the selection picks (an uncertain RND band, or the top RND ones,
-// within a budget). Every input idea gets one record, whatever fails: members inherit their
+// ideas are deduplicated, each cluster's representative is scored with RND (which also finds its
+// nearest paper), and ClaimNov runs only on the representatives the selection picks (those whose
+// gate value, the nearest paper's similarity or RND, is in an uncertain band; or the top RND
+// ones; within a budget). Every input idea gets one record, whatever fails: members inherit their
 // representative's result, marked as such; a failure is recorded on the ideas it touched, which
-// then fall back to the RND decision.
+// then fall back to the gate's decision.
 #pragma once
 
 #include "novelty/corpus.hpp"

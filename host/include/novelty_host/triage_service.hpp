@@ -32,8 +32,9 @@ public:
     TriageService& operator=(const TriageService&) = delete;
 
     /// Reads and checks a request body: {"ideas": [{"id", "title", "text"|"abstract", "date"?,
-    /// "exclude"?, "vector"?}], "threshold"?, "representative"?: "central"|"first", "band"?: [LO,
-    /// HI], "select"?: "band"|"top"|"all", "budget"?, "p"?, "q"?, "cutoff"?, "exclude"?}. Throws
+    /// "exclude"?, "vector"?}], "threshold"?, "representative"?: "central"|"first", "gate"?:
+    /// "nearest"|"rnd", "band"?: [LO, HI], "select"?: "band"|"top"|"all", "budget"?, "p"?, "q"?,
+    /// "cutoff"?, "exclude"?}. Throws
     /// UsageError naming the field. The job produces {"results": [one record per idea, in input
     /// order], "summary": {...}} and reports progress ("embed", "dedup", "rnd", "pool claims",
     /// "claimnov"). Jobs run one at a time.
