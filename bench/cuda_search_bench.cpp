@@ -169,11 +169,12 @@ int sweep(std::size_t rows, std::size_t queries, std::size_t dim, std::size_t k,
         auto backend = novelty::make_cuda_backend(options);
         backend->tuning.query_tile = query_tile;
         backend->tuning.corpus_tile = corpus_tile;
-        backend->search(corpus, one, k);
+        auto index = backend->build(corpus);
+        index->search(one, k);
         std::vector<double> times;
         for (std::size_t rep = 0; rep < reps; ++rep) {
             const auto start = clock_type::now();
-            backend->search(corpus, all, k);
+            index->search(all, k);
             times.push_back(seconds_since(start));
         }
         std::printf("{\"mode\": \"sweep\", \"variant\": \"%s\", \"rows\": %zu, \"queries\": %zu, \"seconds\": %.4f, "
@@ -236,6 +237,7 @@ int main(int argc, char** argv) {
         const auto corpus_half = random_half_rows(rows, dim, 1);
         const double generate_s = seconds_since(start);
         const novelty::VectorView corpus{corpus_half.data(), novelty::DType::f16, rows, dim};
+        auto index = backend->build(corpus);
         if (mode == "search") {
             const auto query_values = to_float(random_half_rows(queries, dim, 2));
             novelty::SearchQueries all;
@@ -245,12 +247,12 @@ int main(int argc, char** argv) {
             novelty::SearchQueries one = all;
             one.n_queries = 1;
             start = clock_type::now();
-            backend->search(corpus, one, k);  // uploads the corpus
+            index->search(one, k);  // uploads the corpus
             const double upload_s = seconds_since(start);
             std::vector<double> times;
             for (std::size_t rep = 0; rep < reps; ++rep) {
                 start = clock_type::now();
-                const novelty::TopK top = backend->search(corpus, all, k);
+                const novelty::TopK top = index->search(all, k);
                 times.push_back(seconds_since(start));
                 if (top.count[0] != k) throw std::runtime_error("short result");
             }
@@ -262,16 +264,14 @@ int main(int argc, char** argv) {
                         *std::min_element(times.begin(), times.end()), *std::max_element(times.begin(), times.end()),
                         queries / s);
             if (!profile_path.empty()) {
-                // One more call on a fresh backend that records its phases (cuda/phase_profile.hpp);
+                // One more call on a fresh index that records its phases (cuda/phase_profile.hpp);
                 // kept out of the timed calls above.
-                backend.reset();
+                index.reset();
                 ::setenv("NOVELTY_CUDA_PROFILE", profile_path.c_str(), 1);
-                backend = novelty::make_cuda_backend(options);
-                backend->tuning.query_tile = query_tile;
-                backend->tuning.corpus_tile = corpus_tile;
-                backend->search(corpus, one, k);
+                index = backend->build(corpus);
+                index->search(one, k);
                 start = clock_type::now();
-                backend->search(corpus, all, k);
+                index->search(all, k);
                 const double profiled_s = seconds_since(start);
                 ::unsetenv("NOVELTY_CUDA_PROFILE");
                 std::printf("{\"mode\": \"profile\", \"rows\": %zu, \"queries\": %zu, \"seconds\": %.4f, \"phases\": %s}\n", rows,
@@ -286,10 +286,10 @@ int main(int argc, char** argv) {
             one.n_queries = 1;
             one.dim = dim;
             start = clock_type::now();
-            backend->search(corpus, one, 1);  // uploads the corpus
+            index->search(one, 1);  // uploads the corpus
             const double upload_s = seconds_since(start);
             start = clock_type::now();
-            const novelty::SelfJoin join = backend->self_join(corpus, rows, q, k_stored);
+            const novelty::SelfJoin join = index->self_join(rows, q, k_stored);
             const double s = seconds_since(start);
             double mean_density = 0;
             for (float d : join.density) mean_density += d;

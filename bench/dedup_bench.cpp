@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     const novelty::DedupResult result = novelty::dedup_ideas(*backend, x.data(), n, dim, {}, options);
     const double dedup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     start = std::chrono::steady_clock::now();
-    const novelty::SelfJoin join = backend->self_join(novelty::VectorView::of(x, dim), n, 1, 1);
+    const novelty::SelfJoin join = backend->build(novelty::VectorView::of(x, dim))->self_join(n, 1, 1);
     const double floor_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::size_t multi = 0;
     for (std::size_t size : result.cluster_size) multi += size > 1;

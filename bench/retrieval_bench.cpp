@@ -98,14 +98,15 @@ int main(int argc, char** argv) {
 
     auto backend = make_cpu_backend();
     backend->tuning.threads = threads;
+    const auto index = backend->build(view);
     Bm25Index bm25(dir);
 
     // Dense at depth k (dense alone) and at the fusion depth (the hybrid's input).
     auto start = std::chrono::steady_clock::now();
-    const auto dense_k = dense_rankings(*backend, view, queries, k);
+    const auto dense_k = dense_rankings(*index, queries, k);
     const double dense_s = seconds_since(start);
     start = std::chrono::steady_clock::now();
-    const auto dense_deep = dense_rankings(*backend, view, queries, std::max(k, depth));
+    const auto dense_deep = dense_rankings(*index, queries, std::max(k, depth));
     const double dense_deep_s = seconds_since(start);
 
     start = std::chrono::steady_clock::now();

@@ -30,10 +30,10 @@ double peak_rss_mb() {
 
 // Algorithm 2, directly: the idea's max(P, Q) nearest, then each of its P nearest papers' own Q
 // nearest (itself left out), all searched, none cached.
-double direct_rnd(novelty::SearchBackend& backend, const novelty::VectorView& corpus, const novelty::NpyMatrix& vectors,
+double direct_rnd(novelty::SearchIndex& index, const novelty::NpyMatrix& vectors,
                   const float* idea, std::size_t p, std::size_t q) {
-    const std::size_t dim = corpus.dim;
-    const novelty::TopK top = backend.search(corpus, novelty::SearchQueries{idea, 1, dim, {}, {}}, std::max(p, q));
+    const std::size_t dim = index.dim();
+    const novelty::TopK top = index.search(novelty::SearchQueries{idea, 1, dim, {}, {}}, std::max(p, q));
     double nd_idea = 0;
     for (std::size_t r = 0; r < q; ++r) nd_idea += 1.0 - top.sim(0, r);
     nd_idea /= static_cast<double>(q);
@@ -43,7 +43,7 @@ double direct_rnd(novelty::SearchBackend& backend, const novelty::VectorView& co
         vectors.row_as_f32(static_cast<std::size_t>(top.row(0, j)), neighbors.data() + j * dim);
         batch.excluded.add({top.row(0, j)});
     }
-    const novelty::TopK theirs = backend.search(corpus, batch, q);
+    const novelty::TopK theirs = index.search(batch, q);
     std::size_t at_most = 0;
     for (std::size_t j = 0; j < p; ++j) {
         double nd = 0;
@@ -82,9 +82,10 @@ int main(int argc, char** argv) {
         // Cached path: the self-join once (novelty index), then one search per idea.
         auto start = std::chrono::steady_clock::now();
         bool cached = false;
-        novelty::cached_self_join(corpus, *backend, corpus.size(), q, q + novelty::default_extra_neighbors, {}, &cached);
+        auto index = backend->build(view);
+        novelty::cached_self_join(corpus, *index, corpus.size(), q, q + novelty::default_extra_neighbors, {}, &cached);
         const double index_seconds = seconds_since(start);
-        novelty::Scorer scorer(corpus, *backend, novelty::ScoreOptions{p, q});
+        novelty::Scorer scorer(corpus, *index, novelty::ScoreOptions{p, q});
         start = std::chrono::steady_clock::now();
         const auto scores = scorer.score(novelty::ScoreInput{idea_vectors.data(), n, dim, {}, {}});
         const double score_seconds = seconds_since(start);
@@ -94,7 +95,7 @@ int main(int argc, char** argv) {
         std::size_t identical = 0;
         start = std::chrono::steady_clock::now();
         for (std::size_t i = 0; i < sample; ++i)
-            identical += direct_rnd(*backend, view, corpus.vectors(), idea_vectors.data() + i * dim, p, q) == scores[i].rnd;
+            identical += direct_rnd(*index, corpus.vectors(), idea_vectors.data() + i * dim, p, q) == scores[i].rnd;
         const double direct_seconds = seconds_since(start);
 
         const double cached_rate = n / score_seconds, direct_rate = sample / direct_seconds;

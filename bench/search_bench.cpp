@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
             const auto* data = static_cast<const float*>(queries.data());
             novelty::SearchQueries batch{data, queries.rows(), queries.cols(), {}, {}};
             const auto start = std::chrono::steady_clock::now();
-            const novelty::TopK top = backend->search(view, batch, k);
+            const novelty::TopK top = backend->build(view)->search(batch, k);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (!out.empty()) {
                 write_raw(out + ".rows", top.rows.data(), top.rows.size() * sizeof(std::int64_t));
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
                         corpus.rows(), queries.rows(), corpus.cols(), k, seconds, queries.rows() / seconds, peak_rss_mb());
         } else if (mode == "selfjoin") {
             const auto start = std::chrono::steady_clock::now();
-            const novelty::SelfJoin join = backend->self_join(view, corpus.rows(), q, q);
+            const novelty::SelfJoin join = backend->build(view)->self_join(corpus.rows(), q, q);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (!out.empty()) {
                 write_raw(out + ".rows", join.rows.data(), join.rows.size() * sizeof(std::int64_t));

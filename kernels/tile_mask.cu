@@ -1,4 +1,5 @@
-// See tile_mask.cuh. One block per tile row: the threads clear the columns past the row limit;
+// See tile_mask.cuh. One block per tile row: the threads clear the columns past the row limit
+// and before the row begin;
 // thread 0 clears the self column and the excluded columns (a handful per query).
 #include "tile_mask.cuh"
 
@@ -20,6 +21,11 @@ __global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t 
         std::int64_t first_masked = mask.row_limit[r] - mask.first_col;
         if (first_masked < 0) first_masked = 0;
         for (std::int64_t c = first_masked + threadIdx.x; c < n_cols; c += blockDim.x) row[c] = minus_inf;
+    }
+    if (mask.row_begin != nullptr) {
+        std::int64_t end_masked = mask.row_begin[r] - mask.first_col;
+        if (end_masked > n_cols) end_masked = n_cols;
+        for (std::int64_t c = threadIdx.x; c < end_masked; c += blockDim.x) row[c] = minus_inf;
     }
     if (threadIdx.x != 0) return;
     if (mask.self_row0 >= 0) {

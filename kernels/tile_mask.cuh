@@ -1,6 +1,7 @@
 // Masks entries of a query x corpus similarity tile that must not be selected, by setting them
 // to -inf: columns at or beyond each query's searchable row limit (a date cutoff is a row
-// prefix), each query's own row (self-join), and each query's excluded rows.
+// prefix), columns below each query's first searchable row (a split date's window), each
+// query's own row (self-join), and each query's excluded rows.
 //
 // Shapes: `sims` is n_queries x n_cols float32, row-major with leading dimension `ld`, in
 // device memory; tile row r is query r of the tile, tile column c is corpus row first_col + c.
@@ -17,6 +18,8 @@ namespace novelty::kernels {
 struct TileMask {
     /// Per tile query: corpus rows [0, row_limit[r]) are searchable. Null: all are.
     const std::int64_t* row_limit = nullptr;
+    /// Per tile query: corpus rows below row_begin[r] are not searchable. Null: none are cut.
+    const std::int64_t* row_begin = nullptr;
     /// The corpus row of tile column 0.
     std::int64_t first_col = 0;
     /// Self-join: tile query r is corpus row self_row0 + r, which is masked. -1: no self rows.

@@ -31,3 +31,8 @@ for config in "${configs[@]}"; do
   echo "== tests: $config build" >&2
   "$ctest_bin" --test-dir "build/$config" --output-on-failure -j "$jobs"
 done
+
+# A short run of each fuzz target (fuzz/: the importers, the .npy reader, the request parser);
+# bench/run_fuzz.sh runs them for 10 minutes each.
+echo "== fuzz: ${NOVELTY_FUZZ_SECONDS:-30} s per target" >&2
+scripts/fuzz.sh "${NOVELTY_FUZZ_SECONDS:-30}"

@@ -78,12 +78,16 @@ TEST(CorpusImport, KilledPartWayLeavesNoCorpusThatOpens) {
         const std::string out = tmp.file(std::string("c-") + stage);
         import_killed_at(jsonl_import(tmp.file("in.jsonl"), out), stage);
         EXPECT_FALSE(fs::exists(out)) << stage;
-        EXPECT_THROW(Corpus::open(out), CorpusError) << stage;
-        // The dead import's work directory is left; it is never mistaken for the corpus.
+        // The dead import's work directory is left; it is never mistaken for the corpus, and the
+        // next attempt to open the corpus removes it.
         bool has_work_dir = false;
         for (const auto& name : directory_names(tmp.path()))
             if (name.rfind(std::string("c-") + stage + ".importing-", 0) == 0) has_work_dir = true;
         EXPECT_TRUE(has_work_dir) << stage;
+        EXPECT_THROW(Corpus::open(out), CorpusError) << stage;
+        for (const auto& name : directory_names(tmp.path()))
+            EXPECT_EQ(name.find(std::string("c-") + stage + ".importing-"), std::string::npos) << name;
+        EXPECT_FALSE(fs::exists(out)) << stage;
         // A new import succeeds and clears the dead one's work directory.
         import_corpus(jsonl_import(tmp.file("in.jsonl"), out));
         EXPECT_EQ(Corpus::open(out).size(), 5000u);
@@ -189,6 +193,7 @@ TEST_F(AddVectors, NormalisesAndRecordsTheEmbedder) {
     write_file(tmp.file("c/cache/old.bin"), "stale");
     AddVectorsOptions options;
     options.vectors_path = tmp.file("v.npy");
+    options.order = VectorOrder::corpus;  // row r below is corpus row r
     options.embedder = {"test-model", 0, "mean"};
     add_vectors(dir(), options);
     EXPECT_FALSE(fs::exists(tmp.file("c/cache")));  // computed from old vectors
@@ -246,6 +251,7 @@ TEST_F(AddVectors, RejectsBadRowsByPaperIdAndChangesNothing) {
     const Corpus corpus = Corpus::open(dir());
     AddVectorsOptions options;
     options.vectors_path = tmp.file("v.npy");
+    options.order = VectorOrder::corpus;
     try {
         add_vectors(dir(), options);
         FAIL() << "bad rows accepted";

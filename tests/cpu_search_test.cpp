@@ -1,4 +1,6 @@
-// The CPU backend against the naive double-precision reference: random data of several shapes,
+// The CPU backend against the naive double-precision reference, where it has more to show than
+// the conformance suite every backend passes (tests/search_conformance_test.cpp): exact ties
+// by lower row, float16 corpora, its two self-join algorithms, query checks: random data of several shapes,
 // exact ties, prefixes, exclusions, the self-join, candidate lists and argument errors.
 #include "novelty/error.hpp"
 #include "novelty/half.hpp"
@@ -89,27 +91,6 @@ TEST(TopKCollector, KeepsBestAndBreaksTiesByLowerRowInAnyOrder) {
     EXPECT_EQ(few.sort_best_first(), 1u);
 }
 
-TEST(CpuSearch, MatchesReferenceOnRandomData) {
-    auto backend = make_cpu_backend();
-    for (const Shape& s : {Shape{300, 20, 1, 5}, Shape{500, 33, 7, 10}, Shape{2000, 40, 384, 100},
-                           Shape{1500, 17, 1024, 64}, Shape{40, 5, 384, 100}, Shape{3000, 600, 16, 1}}) {
-        const auto corpus_values = random_unit_rows(s.n_corpus, s.dim, 11 + s.dim);
-        const auto queries_values = random_unit_rows(s.n_queries, s.dim, 97 + s.dim);
-        const VectorView corpus = VectorView::of(corpus_values, s.dim);
-        SearchQueries queries{queries_values.data(), s.n_queries, s.dim, {}, {}};
-        for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
-            backend->tuning = tuning;
-            const TopK top = backend->search(corpus, queries, s.k);
-            const std::string label = "N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
-                                      std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
-                                      std::to_string(tuning.corpus_tile);
-            for (std::size_t i = 0; i < s.n_queries; ++i)
-                expect_matches(top, i, reference_topk(corpus, queries_values.data() + i * s.dim, s.n_corpus, {}, s.k),
-                               corpus, queries_values.data() + i * s.dim, false, label);
-        }
-    }
-}
-
 TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     // Entries of +-0.5 in dim 4 have norm 1 exactly and every dot product is a multiple of 0.25,
     // so there are only 16 distinct rows and float arithmetic is exact: ties are real ties.
@@ -124,7 +105,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{3, 7, 2}}) {
         backend->tuning = tuning;
         for (std::size_t k : {1, 50, 499, 500, 2048}) {
-            const TopK top = backend->search(corpus, queries, k);
+            const TopK top = backend->build(corpus)->search(queries, k);
             for (std::size_t i = 0; i < 8; ++i)
                 expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                                query_values.data() + i * dim, true, "ties k=" + std::to_string(k));
@@ -134,7 +115,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     std::vector<float> line(300);
     for (std::size_t i = 0; i < line.size(); ++i) line[i] = (i % 3 == 0) ? -1.0f : 1.0f;
     const float up = 1.0f;
-    const TopK top = backend->search(VectorView::of(line, 1), SearchQueries{&up, 1, 1, {}, {}}, 10);
+    const TopK top = backend->build(VectorView::of(line, 1))->search(SearchQueries{&up, 1, 1, {}, {}}, 10);
     EXPECT_EQ(top.row(0, 0), 1);
     EXPECT_EQ(top.row(0, 1), 2);
     EXPECT_EQ(top.row(0, 2), 4);
@@ -150,45 +131,10 @@ TEST(CpuSearch, HalfPrecisionCorpus) {
     const auto query_values = random_unit_rows(n_queries, dim, 4);
     auto backend = make_cpu_backend();
     backend->tuning = SearchTuning{4, 100, 2};
-    const TopK top = backend->search(corpus, SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
+    const TopK top = backend->build(corpus)->search(SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
     for (std::size_t i = 0; i < n_queries; ++i)
         expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                        query_values.data() + i * dim, false, "f16");
-}
-
-TEST(CpuSearch, RowPrefixesAndExclusions) {
-    const std::size_t n = 1000, dim = 32, n_queries = 12, k = 20;
-    const auto values = random_unit_rows(n, dim, 21);
-    const auto query_values = random_unit_rows(n_queries, dim, 22);
-    const VectorView corpus = VectorView::of(values, dim);
-    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
-    std::mt19937 rng(23);
-    std::vector<std::vector<std::int64_t>> excluded(n_queries);
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        // Limits include 0 (nothing searchable), fewer rows than k, the whole corpus and beyond.
-        const std::size_t limits[] = {0, 5, 19, 20, 21, 137, 999, 1000, 5000, 2048, 640, 300};
-        queries.row_limit.push_back(limits[i]);
-        for (int e = 0; e < 15; ++e) excluded[i].push_back(static_cast<std::int64_t>(rng() % 400));
-        // Exclude the query's true best rows, too, so exclusion visibly changes the answer.
-        for (const auto& hit : reference_topk(corpus, query_values.data() + i * dim, limits[i], {}, 3))
-            excluded[i].push_back(hit.row);
-        queries.excluded.add(excluded[i]);
-    }
-    auto backend = make_cpu_backend();
-    for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{5, 64, 2}}) {
-        backend->tuning = tuning;
-        const TopK top = backend->search(corpus, queries, k);
-        for (std::size_t i = 0; i < n_queries; ++i) {
-            const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k);
-            expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "prefix/exclusion");
-            for (std::size_t r = 0; r < top.count[i]; ++r) {
-                EXPECT_LT(static_cast<std::size_t>(top.row(i, r)), queries.row_limit[i]);
-                EXPECT_EQ(std::count(excluded[i].begin(), excluded[i].end(), top.row(i, r)), 0);
-            }
-        }
-        EXPECT_EQ(top.count[0], 0u);
-        EXPECT_EQ(top.row(0, 0), -1);
-    }
 }
 
 TEST(CpuSearch, SelfJoinMatchesBruteForce) {
@@ -201,7 +147,7 @@ TEST(CpuSearch, SelfJoinMatchesBruteForce) {
     for (std::size_t prefix : {n, std::size_t(300), std::size_t(11), std::size_t(8)}) {
         backend->tuning = tuning;
         std::size_t last_done = 0, last_total = 0;
-        const SelfJoin join = backend->self_join(corpus, prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
+        const SelfJoin join = backend->build(corpus)->self_join(prefix, q, k_stored, [&](std::size_t done, std::size_t total) {
             EXPECT_GE(done, last_done);
             last_done = done;
             last_total = total;
@@ -241,7 +187,7 @@ TEST(CpuSearch, SelfJoinTiesGoToTheLowerRow) {
     auto backend = make_cpu_backend();
     for (const SearchTuning tuning : {SearchTuning{7, 50, 2, 0}, SearchTuning{64, 50, 2, 0}, SearchTuning{32, 50, 2, 1}}) {
         backend->tuning = tuning;
-        const SelfJoin join = backend->self_join(corpus, n, q, k_stored);
+        const SelfJoin join = backend->build(corpus)->self_join(n, q, k_stored);
         for (std::size_t row = 0; row < n; ++row) {
             const auto ref = reference_topk(corpus, values.data() + row * dim, n, {static_cast<std::int64_t>(row)}, k_stored);
             for (std::size_t r = 0; r < k_stored; ++r) {
@@ -252,40 +198,12 @@ TEST(CpuSearch, SelfJoinTiesGoToTheLowerRow) {
     }
 }
 
-TEST(CpuSearch, CandidateListsWithDuplicatesLimitsAndExclusions) {
-    const std::size_t n = 800, dim = 48, n_queries = 6, k = 7;
-    const auto values = random_unit_rows(n, dim, 41);
-    const auto query_values = random_unit_rows(n_queries, dim, 42);
-    const VectorView corpus = VectorView::of(values, dim);
-    std::mt19937 rng(43);
-    RowLists candidates;
-    std::vector<std::vector<std::int64_t>> lists(n_queries), excluded(n_queries);
-    SearchQueries queries{query_values.data(), n_queries, dim, {}, {}};
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        const std::size_t size = i == 0 ? 0 : (i == 1 ? 3 : 60);
-        for (std::size_t c = 0; c < size; ++c) lists[i].push_back(static_cast<std::int64_t>(rng() % n));
-        if (size > 0) lists[i].push_back(lists[i][0]);  // a duplicate
-        candidates.add(lists[i]);
-        if (size > 5) excluded[i] = {lists[i][1], lists[i][2]};
-        queries.excluded.add(excluded[i]);
-        queries.row_limit.push_back(i == 5 ? 400 : n);
-    }
-    auto backend = make_cpu_backend();
-    const TopK top = backend->search_candidates(corpus, queries, candidates, k);
-    for (std::size_t i = 0; i < n_queries; ++i) {
-        const auto ref = reference_topk(corpus, query_values.data() + i * dim, queries.row_limit[i], excluded[i], k, &lists[i]);
-        expect_matches(top, i, ref, corpus, query_values.data() + i * dim, false, "candidates");
-    }
-    EXPECT_EQ(top.count[0], 0u);
-    EXPECT_EQ(top.count[1], 3u);
-}
-
 TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {
     const std::size_t n = 100, dim = 8;
     const auto values = random_unit_rows(n, dim, 51);
     std::vector<float> query(values.begin() + 3 * dim, values.begin() + 4 * dim);
     for (float& x : query) x *= 7.5f;
-    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{query.data(), 1, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{query.data(), 1, dim, {}, {}}, 1);
     EXPECT_EQ(top.row(0, 0), 3);
     EXPECT_NEAR(top.sim(0, 0), 1.0, 1e-6);
 }
@@ -298,7 +216,7 @@ TEST(CpuSearch, NamesTheLowestBadQueryWhateverTheThreadOrder) {
     auto queries = random_unit_rows(n, dim, 63);
     auto message_for = [&](const std::vector<float>& values) {
         try {
-            make_cpu_backend()->search(VectorView::of(corpus_values, dim), SearchQueries{values.data(), n, dim, {}, {}}, 1);
+            make_cpu_backend()->build(VectorView::of(corpus_values, dim))->search(SearchQueries{values.data(), n, dim, {}, {}}, 1);
         } catch (const UsageError& e) {
             return std::string(e.what());
         }
@@ -322,7 +240,7 @@ TEST(CpuSearch, ScaledQueriesOfManyBlocksFindTheirOwnRows) {
     std::vector<float> scaled = values;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t c = 0; c < dim; ++c) scaled[i * dim + c] *= 0.25f + float(i % 37);
-    const TopK top = make_cpu_backend()->search(VectorView::of(values, dim), SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
     for (std::size_t i = 0; i < n; ++i) {
         ASSERT_EQ(top.row(i, 0), static_cast<std::int64_t>(i)) << i;
         ASSERT_NEAR(top.sim(i, 0), 1.0, 1e-5) << i;
@@ -344,30 +262,30 @@ TEST(CpuSearch, RejectsBadArguments) {
         }
         return std::string("no error");
     };
-    EXPECT_NE(message([&] { backend->search(corpus, one, 0); }).find("k must be between 1 and 2048"), std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, one, 2049); }).find("not 2049"), std::string::npos);
-    EXPECT_NE(message([&] { backend->search(VectorView{values.data(), DType::f32, 0, dim}, one, 1); }).find("empty"),
+    EXPECT_NE(message([&] { backend->build(corpus)->search(one, 0); }).find("k must be between 1 and 2048"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(corpus)->search(one, 2049); }).find("not 2049"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(VectorView{values.data(), DType::f32, 0, dim})->search(one, 1); }).find("empty"),
               std::string::npos);
     std::vector<float> nan_query{1.0f, NAN, 0.0f, 0.0f};
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
                   .find("query 0 contains NaN or Inf"),
               std::string::npos);
     std::vector<float> zero_query(dim, 0.0f);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
                   .find("query 0 is a zero vector"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
                   .find("dimension mismatch: the queries have dimension 3 but the corpus has 4"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->search(corpus, SearchQueries{query.data(), 1, dim, {1, 2}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, dim, {}, {1, 2}}, 1); })
                   .find("row_limit has 2 entries for 1 queries"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->self_join(corpus, 10, 5, 4); }).find("k_stored must be at least q"),
+    EXPECT_NE(message([&] { backend->build(corpus)->self_join(10, 5, 4); }).find("k_stored must be at least q"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->self_join(corpus, 11, 1, 1); }).find("prefix"), std::string::npos);
+    EXPECT_NE(message([&] { backend->build(corpus)->self_join(11, 1, 1); }).find("prefix"), std::string::npos);
     RowLists bad;
     bad.add({10});
-    EXPECT_NE(message([&] { backend->search_candidates(corpus, one, bad, 1); }).find("outside the corpus"),
+    EXPECT_NE(message([&] { backend->build(corpus)->search_candidates(one, bad, 1); }).find("outside the corpus"),
               std::string::npos);
 }
 

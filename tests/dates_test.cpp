@@ -10,7 +10,7 @@ TEST(Dates, ParsesEachPrecision) {
     ASSERT_TRUE(year);
     EXPECT_EQ(year->text(), "2018");
     EXPECT_EQ(year->effective(), "2018-12-31");
-    auto month = parse_date(" 2020-02 ");
+    auto month = parse_date("2020-02");
     ASSERT_TRUE(month);
     EXPECT_EQ(month->text(), "2020-02");
     EXPECT_EQ(month->effective(), "2020-02-29");  // leap year
@@ -48,4 +48,20 @@ TEST(Dates, EffectiveDatesOrderAsStrings) {
     EXPECT_LT(parse_date("2018-06-30")->effective(), parse_date("2018")->effective());
     EXPECT_LE(parse_date("2018")->effective(), parse_date("2018-12-31")->effective());
     EXPECT_LT(parse_date("2018-05")->effective(), parse_date("2018-06-01")->effective());
+}
+
+// Issue 22: a leading space or junk after the day used to be accepted, so a typo changed a
+// cutoff silently. A time after the day must be a time; surrounding whitespace is refused.
+TEST(Dates, RefusesSpacesAndJunkAroundTheDate) {
+    for (const char* bad : {" 2020-02", "2020-02 ", " 2018", "2021-06-15 junk", "2021-06-15T", "2021-06-15 ",
+                            "2021-06-15T25:00", "2021-06-15T10:61", "2021-06-15T10:00:00Zjunk", "2021-06-15T10:00:00+2",
+                            "2021-06-15T10:00:00.", "2021-06-15Tx", "2021-06-15\t10:00"}) {
+        EXPECT_FALSE(parse_date(bad)) << "'" << bad << "'";
+    }
+    for (const char* good : {"2021-06-15T10:00", "2021-06-15T10:00:00.123+02:00", "2021-06-15T10:00:00-0500",
+                             "2021-06-15 23:59:60", "2021-06-15T00:00:00+05"}) {
+        auto d = parse_date(good);
+        ASSERT_TRUE(d) << good;
+        EXPECT_EQ(d->text(), "2021-06-15");
+    }
 }

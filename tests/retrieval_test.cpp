@@ -183,7 +183,7 @@ TEST(CutoffRetrieval, APostCutoffNearDuplicateIsNeverReturned) {
     q.n_queries = 1;
     q.dim = dim;
     q.row_limit = {limit};
-    const Ranking dense = dense_rankings(*backend, VectorView::of(vectors, dim), q, 10)[0];
+    const Ranking dense = dense_rankings(*backend->build(VectorView::of(vectors, dim)), q, 10)[0];
     EXPECT_EQ(dense.size(), 4u);
     EXPECT_EQ(dense.rows[0], answer);
     for (std::int64_t row : dense.rows) EXPECT_LT(row, static_cast<std::int64_t>(limit));
@@ -203,6 +203,6 @@ TEST(CutoffRetrieval, APostCutoffNearDuplicateIsNeverReturned) {
     // Control: without the cutoff, every method puts the near-duplicate first, so the checks
     // above could fail.
     q.row_limit = {corpus.size()};
-    EXPECT_EQ(dense_rankings(*backend, VectorView::of(vectors, dim), q, 10)[0].rows[0], dup);
+    EXPECT_EQ(dense_rankings(*backend->build(VectorView::of(vectors, dim)), q, 10)[0].rows[0], dup);
     EXPECT_EQ(index.rank(answer_text, corpus.size(), {}, 10).rows[0], dup);
 }

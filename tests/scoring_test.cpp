@@ -4,6 +4,7 @@
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
 #include "novelty/scoring.hpp"
+#include "search_counters.hpp"
 #include "search_reference.hpp"
 #include "test_util.hpp"
 
@@ -92,7 +93,8 @@ TEST(Scoring, RndEqualsTheDirectAlgorithmWithCutoffsAndExclusions) {
         options.q = 10;
         options.extra = 2;  // exclusions often exhaust the cached extras: the direct path runs too
         options.include_self = include_self;
-        Scorer scorer(corpus, *backend, options);
+        const auto index_scorer = backend->build(VectorView::of(corpus.vectors()));
+        Scorer scorer(corpus, *index_scorer, options);
         ScoreInput input{ideas.data(), n_ideas, dim, {}, {}};
         std::vector<std::vector<std::int64_t>> excluded(n_ideas);
         for (std::size_t i = 0; i < n_ideas; ++i) {
@@ -131,7 +133,8 @@ TEST(Scoring, HdAndOnFollowTheSplit) {
     options.q = 5;
     const std::size_t split = corpus.rows_through(*parse_date("2009"));
     options.split_row = split;
-    Scorer scorer(corpus, *backend, options);
+    const auto index_scorer = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index_scorer, options);
     const auto scores = scorer.score(ScoreInput{ideas.data(), 3, dim, {}, {}});
     const VectorView view = VectorView::of(corpus.vectors());
     for (std::size_t i = 0; i < 3; ++i) {
@@ -152,7 +155,8 @@ TEST(Scoring, HdAndOnFollowTheSplit) {
         EXPECT_NEAR(*scores[i].on, (hd / 5) * (ci / 5) / (cd / 5), 1e-4);
     }
     // Without a split, ON is null and HD uses the whole corpus.
-    Scorer plain(corpus, *backend, ScoreOptions{10, 5});
+    const auto index_plain = backend->build(VectorView::of(corpus.vectors()));
+    Scorer plain(corpus, *index_plain, ScoreOptions{10, 5});
     const auto unsplit = plain.score(ScoreInput{ideas.data(), 3, dim, {}, {}});
     EXPECT_FALSE(unsplit[0].on);
 }
@@ -190,7 +194,8 @@ TEST(Scoring, RndIsComparableAcrossADenseAndASparseField) {
     for (std::size_t i = 0; i < ideas_per_field; ++i) draw(centre_b, 0.9f, ideas);
     const Corpus corpus = Corpus::open(make_corpus(tmp, corpus_vectors, dim, fields));
     auto backend = make_cpu_backend();
-    Scorer scorer(corpus, *backend, ScoreOptions{50, 20});
+    const auto index_scorer = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index_scorer, ScoreOptions{50, 20});
     const auto scores = scorer.score(ScoreInput{ideas.data(), 2 * ideas_per_field, dim, {}, {}});
     auto ks = [&](auto value) {
         std::vector<double> a, b;
@@ -218,12 +223,44 @@ TEST(Scoring, RndIsComparableAcrossADenseAndASparseField) {
     EXPECT_GT(ks_hd, 0.9) << "HD should separate the fields completely";
 }
 
+TEST(Scoring, OneIndexServesEveryBatchWithASplit) {
+    // score --split searches the idea's neighbours, its historical papers and its contemporary
+    // window [split, cutoff) in the one index it is given, batch after batch: no other index
+    // (on a GPU: no other upload of the corpus) is built.
+    TempDir tmp;
+    const std::size_t n = 200, dim = 8;
+    const auto vectors = test::random_unit_rows(n, dim, 41);
+    const Corpus corpus = Corpus::open(make_corpus(tmp, vectors, dim));
+    const auto index = make_cpu_backend()->build(VectorView::of(corpus.vectors()));
+    ScoreOptions options;
+    options.p = 10;
+    options.q = 5;
+    options.split_row = corpus.rows_through(*parse_date("2009"));
+    Scorer scorer(corpus, *index, options);
+    const std::size_t built = search_indexes_built();
+    for (std::uint32_t batch = 0; batch < 3; ++batch) {
+        const auto ideas = test::random_unit_rows(4, dim, 50 + batch);
+        const auto scores = scorer.score(ScoreInput{ideas.data(), 4, dim, {n, n, 150, 120}, {}});
+        for (const auto& s : scores) EXPECT_TRUE(s.on.has_value());
+    }
+    EXPECT_EQ(search_indexes_built(), built);
+}
+
+TEST(Scoring, ScorerRefusesAnIndexOfOtherRows) {
+    TempDir tmp;
+    const auto vectors = test::random_unit_rows(60, 4, 42);
+    const Corpus corpus = Corpus::open(make_corpus(tmp, vectors, 4));
+    const auto other = make_cpu_backend()->build(VectorView::of(vectors, 4));
+    EXPECT_THROW(Scorer(corpus, *other, ScoreOptions{10, 5}), UsageError);
+}
+
 TEST(Scoring, PAndQBeyondTheCutoffAreErrors) {
     TempDir tmp;
     const auto vectors = test::random_unit_rows(50, 4, 31);
     const Corpus corpus = Corpus::open(make_corpus(tmp, vectors, 4));
     auto backend = make_cpu_backend();
-    Scorer scorer(corpus, *backend, ScoreOptions{10, 5});
+    const auto index_scorer = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index_scorer, ScoreOptions{10, 5});
     const auto ideas = test::random_unit_rows(1, 4, 32);
     ScoreInput input{ideas.data(), 1, 4, {corpus.rows_through(*parse_date("2001"))}, {}};  // 5 rows
     EXPECT_THROW(scorer.score(input), UsageError);

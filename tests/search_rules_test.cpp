@@ -48,15 +48,22 @@ TEST(SearchRules, SortedExclusionsPerQuery) {
     EXPECT_TRUE(lists[1].empty());
 }
 
-TEST(SearchRules, CandidateRowsAreUniqueBelowTheLimitAndNotExcluded) {
+TEST(SearchRules, CandidateRowsAreUniqueInTheRangeAndNotExcluded) {
     RowLists lists;
     lists.add({7, 2, 7, 9, 2, 4, 12});
     lists.add({});
     const std::vector<std::int64_t> excluded = {4};
-    EXPECT_EQ(candidate_rows(lists, 0, 10, &excluded), (std::vector<std::int64_t>{2, 7, 9}));
-    EXPECT_EQ(candidate_rows(lists, 0, 100, nullptr), (std::vector<std::int64_t>{2, 4, 7, 9, 12}));
-    EXPECT_EQ(candidate_rows(lists, 0, 0, nullptr), (std::vector<std::int64_t>{}));
-    EXPECT_TRUE(candidate_rows(lists, 1, 100, nullptr).empty());
+    EXPECT_EQ(candidate_rows(lists, 0, 0, 10, &excluded), (std::vector<std::int64_t>{2, 7, 9}));
+    EXPECT_EQ(candidate_rows(lists, 0, 0, 100, nullptr), (std::vector<std::int64_t>{2, 4, 7, 9, 12}));
+    EXPECT_EQ(candidate_rows(lists, 0, 0, 0, nullptr), (std::vector<std::int64_t>{}));
+    EXPECT_EQ(candidate_rows(lists, 0, 4, 12, nullptr), (std::vector<std::int64_t>{4, 7, 9}));
+    EXPECT_EQ(candidate_rows(lists, 0, 12, 12, nullptr), (std::vector<std::int64_t>{}));
+    EXPECT_TRUE(candidate_rows(lists, 1, 0, 100, nullptr).empty());
+}
+
+TEST(SearchRules, FirstSearchableRowDefaultsToZero) {
+    EXPECT_EQ(first_searchable_row({}, 3), 0u);
+    EXPECT_EQ(first_searchable_row({5, 9}, 1), 9u);
 }
 
 TEST(SearchRules, BestOfOrdersBySimilarityThenLowerRowAndPads) {

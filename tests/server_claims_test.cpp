@@ -279,6 +279,10 @@ TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {
         {json{{"proposals", one}, {"pool", json::array()}}.dump(), "pool: is empty"},
         {json{{"proposals", one}, {"judge", "llm"}}.dump(), "judge: 'llm' needs a server started with --llm"},
         {json{{"proposals", one}, {"judge", "maybe"}}.dump(), "judge: must be \"llm\" or \"rule\""},
+        // Issue 22: a "judge" nested 100,000 levels deep crashed the server (stack overflow).
+        {R"({"proposals": [{"id": "a", "title": "t"}], "judge": )" + std::string(100000, '[') +
+             std::string(100000, ']') + "}",
+         "nested deeper than 128 levels"},
     };
     for (const auto& [body, message] : cases) {
         const Reply r = request(port, "POST", "/v1/claims", body);

@@ -4,6 +4,7 @@
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
 #include "novelty_host/server.hpp"
+#include "search_counters.hpp"
 #include "search_reference.hpp"
 #include "json_lines.hpp"
 #include "test_util.hpp"
@@ -177,6 +178,26 @@ TEST_F(ServerTest, ScoreRepliesAsTheCliWrites) {
     EXPECT_EQ(r.body["results"][4]["provenance"]["excluded"], json::array({"p7"}));  // a corpus paper leaves itself out
 }
 
+TEST_F(ServerTest, OneIndexServesEveryRequest) {
+    // The corpus is loaded into one search index when the server starts; scoring (several p and
+    // q, with split-free HD searches and the densities' self-join) and searching, request after
+    // request, never build another one.
+    const auto vectors = idea_vectors(4);
+    json ideas = json::array();
+    for (std::size_t i = 0; i < 4; ++i) ideas.push_back(json{{"id", "i" + std::to_string(i)}, {"vector", vector_json(vectors, i)}});
+    Server server(options());
+    server.start();
+    const std::size_t built = novelty::search_indexes_built();
+    for (int round = 0; round < 3; ++round) {
+        const Reply score = post(server.port(), "/v1/score",
+                                 json{{"ideas", ideas}, {"p", 10 + round}, {"q", 5}, {"cutoff", "2015"}}.dump());
+        ASSERT_EQ(score.status, 200) << score.text;
+        const Reply search = post(server.port(), "/v1/search", json{{"queries", ideas}, {"k", 7}}.dump());
+        ASSERT_EQ(search.status, 200) << search.text;
+    }
+    EXPECT_EQ(novelty::search_indexes_built(), built);
+}
+
 TEST_F(ServerTest, SearchRepliesAsTheCliWritesAndKAndCutoffApply) {
     TempDir work;
     const auto vectors = idea_vectors(3, 9);
@@ -289,6 +310,11 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
         EXPECT_NE(r.body["error"].get<std::string>().find(c.message), std::string::npos)
             << "expected '" << c.message << "' in: " << r.body["error"];
     }
+    // The key at fault is named apart from the message, as the CLI names its flag.
+    const Reply bad_k = post(port, "/v1/search", json{{"queries", {{{"id", "a"}, {"vector", v}}}}, {"k", 0}}.dump());
+    EXPECT_EQ(bad_k.body.value("parameter", ""), "k") << bad_k.text;
+    const Reply bad_vector = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump());
+    EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
     // Unknown routes and wrong methods, as JSON too.
     const Reply missing = get(port, "/v2/nothing");
     EXPECT_EQ(missing.status, 404);
@@ -521,7 +547,8 @@ TEST_F(ServerTest, CudaDeviceIsRefusedAsByScoreAndTheCorpusIsNeverWritten) {
             Server server(o);
             FAIL() << "expected UsageError";
         } catch (const novelty::UsageError& e) {
-            EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos);
+            EXPECT_NE(std::string(e.what()).find("device cuda"), std::string::npos);
+            EXPECT_EQ(e.parameter(), "device");
         }
     }
     // A fresh corpus without caches: scoring computes densities in memory, never in its directory.

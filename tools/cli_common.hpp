@@ -5,10 +5,11 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace novelty::cli {
 
-/// Exit codes (docs/cli.md).
+/// Exit codes (docs/cli.md); they are error_codes(kind).exit_code of novelty/error.hpp, named.
 enum ExitCode : int {
     exit_ok = 0,
     exit_failure = 1,  ///< I/O failure or internal error
@@ -17,8 +18,12 @@ enum ExitCode : int {
     exit_corpus = 4,   ///< corpus directory missing, incomplete or inconsistent
 };
 
-/// Runs a command body, turning engine exceptions into a message on stderr and an exit code.
+/// Runs a command body, turning engine exceptions into a message on stderr and an exit code
+/// (error_codes in novelty/error.hpp); a UsageError's parameter is named as its flag.
 int run_guarded(const std::function<int()>& body);
+
+/// The flag that sets a library parameter: device_memory -> --device-memory.
+std::string flag_of(const std::string& parameter);
 
 /// Registers each command group; each returns nothing and sets callbacks that store the exit
 /// code in `exit_code`.
@@ -37,6 +42,8 @@ void add_retrieve_command(CLI::App& app, int& exit_code);
 void add_claims_command(CLI::App& app, int& exit_code);
 /// `eval claimnov`, under the `eval` group.
 void add_eval_claimnov_command(CLI::App& eval, int& exit_code);
+/// `eval sweep`, under the `eval` group (tools/cmd_eval_sweep.cpp).
+void add_eval_sweep_command(CLI::App& eval, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
 /// `novelty dedup`: near-duplicate clusters (tools/cmd_dedup.cpp).
@@ -45,6 +52,11 @@ void add_dedup_command(CLI::App& app, int& exit_code);
 void add_triage_command(CLI::App& app, int& exit_code);
 /// `novelty serve`: the HTTP API.
 void add_serve_command(CLI::App& app, int& exit_code);
+
+/// Throws UsageError when the output file `out` (given with `flag`) is one of `inputs`, also
+/// when spelled differently or reached through a link: writing it would destroy the input.
+/// Empty paths are ignored.
+void refuse_output_over_inputs(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs);
 
 /// True when `dir` exists or can be made and a file can be written in it (probed, then removed).
 bool writable_dir(const std::string& dir);

@@ -5,6 +5,7 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
 #include "novelty/query_records.hpp"
@@ -13,6 +14,8 @@
 #include "novelty_host/claims_setup.hpp"
 #include "novelty_host/progress.hpp"
 #include "novelty_host/resumable_output.hpp"
+
+#include "json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -68,9 +71,9 @@ std::vector<std::pair<std::string, std::size_t>> read_pool_ids(const std::string
         if (text[0] == '{') {
             nlohmann::json record;
             try {
-                record = nlohmann::json::parse(text);
-            } catch (const nlohmann::json::parse_error&) {
-                throw InputError(path, n, "malformed JSON");
+                record = parse_json(text);
+            } catch (const JsonError& e) {
+                throw InputError(path, n, std::string("malformed JSON: ") + e.what());
             }
             const auto it = record.find("id");
             if (it == record.end() || !(it->is_string() || it->is_number_integer()))
@@ -100,10 +103,11 @@ std::unique_ptr<host::PoolClaimStore> open_store(const std::string& path, bool g
 }
 
 int run_claims(const ClaimsArgs& a) {
+    refuse_output_over_inputs("--out", a.out, {a.proposals, a.pool});
     const Corpus corpus = Corpus::open(a.corpus);
     const std::vector<QueryRecord> records = read_query_records(a.proposals);
     for (const QueryRecord& r : records)
-        if (!r.has_text()) throw InputError(a.proposals, r.line, "proposal '" + r.id + "' has no \"title\" or \"text\"");
+        if (!r.has_text()) throw InputError(a.proposals, r.line, "proposal " + quote_value(r.id) + " has no \"title\" or \"text\"");
     std::optional<PartialDate> cutoff;
     if (!a.cutoff.empty()) cutoff = parse_cutoff(a.cutoff);
     const std::vector<std::string> global_exclude = split_ids(a.exclude);
@@ -117,7 +121,7 @@ int run_claims(const ClaimsArgs& a) {
         pool_rows.emplace();
         for (const auto& [id, line] : read_pool_ids(a.pool)) {
             const auto row = corpus.find_row(id);
-            if (!row) throw InputError(a.pool, line, "paper '" + id + "' is not in the corpus " + corpus.dir());
+            if (!row) throw InputError(a.pool, line, "paper " + quote_value(id) + " is not in the corpus " + corpus.dir());
             pool_rows->push_back(*row);
         }
     }
@@ -252,8 +256,10 @@ void add_claims_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--concurrency", a->concurrency, "LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
         ->each([a](const std::string&) { a->concurrency_given = true; });
-    cmd->add_option("--timeout", a->timeout, "Seconds per LLM attempt (default 120)");
-    cmd->add_option("--retries", a->retries, "Retries per LLM call after the first attempt (default 5)");
+    cmd->add_option("--timeout", a->timeout, "Seconds per LLM attempt (default 120)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--retries", a->retries, "Retries per LLM call after the first attempt (default 5)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--cache", a->cache,
                     "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");
     cmd->add_option("--claims-cache", a->claims_cache,

@@ -5,13 +5,18 @@
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
 #include "novelty/import.hpp"
+#include "novelty/neighbor_cache.hpp"
 #include "novelty_host/progress.hpp"
+
+#include "json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <memory>
 
 namespace novelty::cli {
@@ -54,8 +59,11 @@ int run_import(const ImportArgs& args) {
     std::size_t n_files = options.sources.size();
     options.on_progress = [&](const ImportProgress& p) {
         if (p.stage == "reading") {
-            const std::string note = "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " +
-                                     std::to_string(p.file_bytes ? 100 * p.bytes_read / p.file_bytes : 0) + "% read)";
+            // A pipe has no size: say how much was read instead of a percentage.
+            const std::string read = p.file_bytes ? std::to_string(100 * p.bytes_read / p.file_bytes) + "% read"
+                                                  : std::to_string(p.bytes_read >> 20) + " MiB read";
+            const std::string note =
+                "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " + read + ")";
             bar.update(p.records, 0, note);
         } else {
             bar.update(p.records, 0, "(" + p.stage + ")");
@@ -84,6 +92,7 @@ struct AddVectorsArgs {
     std::string dtype;
     std::string embedder = "external";
     std::string pooling;
+    std::string order = "input";
     bool quiet = false;
 };
 
@@ -91,6 +100,7 @@ int run_add_vectors(const AddVectorsArgs& args) {
     AddVectorsOptions options;
     options.vectors_path = args.vectors;
     options.ids_path = args.ids;
+    options.order = args.order == "corpus" ? VectorOrder::corpus : VectorOrder::input;
     if (args.dtype == "f32") options.dtype = DType::f32;
     else if (args.dtype == "f16") options.dtype = DType::f16;
     else if (!args.dtype.empty()) throw UsageError("--dtype must be f32 or f16, not '" + args.dtype + "'");
@@ -120,25 +130,58 @@ std::string join_counts(const std::vector<NameCount>& counts, std::size_t limit)
     return out.empty() ? "none" : out;
 }
 
+// The deep check of --verify: every byte of papers.sqlite and vectors.npy against the manifest's
+// SHA-256, and every self-join cache against its own. Fills `verified` (file -> ok) and returns
+// the files that fail.
+std::vector<std::string> verify_files(const Corpus& corpus, nlohmann::json& verified, std::vector<std::string>& notes) {
+    namespace fs = std::filesystem;
+    const CorpusManifest& m = corpus.manifest();
+    const fs::path root(corpus.dir());
+    std::vector<std::string> failed;
+    auto check = [&](const std::string& name, bool ok) {
+        verified[name] = ok;
+        if (!ok) failed.push_back(name);
+    };
+    check("papers.sqlite", sha256_file((root / "papers.sqlite").string()) == m.papers_sha256);
+    if (!m.vectors_sha256.empty()) check("vectors.npy", sha256_file((root / "vectors.npy").string()) == m.vectors_sha256);
+    std::error_code ec;
+    std::vector<fs::path> caches;
+    for (fs::directory_iterator it(root / "cache", ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().filename().string().rfind("selfjoin-", 0) == 0) caches.push_back(it->path());
+    std::sort(caches.begin(), caches.end());
+    for (const auto& path : caches) {
+        const std::string name = "cache/" + path.filename().string();
+        std::size_t q = 0, k = 0, rows = 0;
+        const std::string file = path.filename().string();
+        if (file.find(".tmp-") != std::string::npos) continue;  // an unfinished write: never read
+        if (!file.ends_with(".bin") || std::sscanf(file.c_str(), "selfjoin-q%zu-k%zu-rows%zu.bin", &q, &k, &rows) != 3) {
+            notes.push_back(name + ": not a cache file of this engine; not used");
+            continue;
+        }
+        SelfJoin join;
+        try {
+            if (read_self_join(path.string(), m.vectors_sha256, rows, q, k, join)) check(name, true);
+            else notes.push_back(name + ": from other vectors or an earlier format; not used (novelty index replaces it)");
+        } catch (const CorpusError& e) {
+            check(name, false);
+            notes.push_back(e.what());
+        }
+    }
+    return failed;
+}
+
 int run_info(const InfoArgs& args) {
     const Corpus corpus = Corpus::open(args.dir);
     const CorpusManifest& m = corpus.manifest();
     namespace fs = std::filesystem;
-    bool verified_ok = true;
     nlohmann::json verified = nlohmann::json::object();
-    if (args.verify) {
-        const std::string papers = sha256_file((fs::path(args.dir) / "papers.sqlite").string());
-        verified["papers.sqlite"] = papers == m.papers_sha256;
-        verified_ok = papers == m.papers_sha256;
-        if (!m.vectors_sha256.empty()) {
-            const std::string vectors = sha256_file((fs::path(args.dir) / "vectors.npy").string());
-            verified["vectors.npy"] = vectors == m.vectors_sha256;
-            verified_ok = verified_ok && vectors == m.vectors_sha256;
-        }
-    }
+    std::vector<std::string> failed, notes;
+    if (args.verify) failed = verify_files(corpus, verified, notes);
     if (args.json) {
         std::ifstream in(fs::path(args.dir) / "manifest.json");
-        nlohmann::json j = nlohmann::json::parse(in);
+        std::stringstream text;
+        text << in.rdbuf();
+        nlohmann::json j = parse_json(text.str());
         j["dir"] = args.dir;
         j["identity"] = corpus.identity();
         if (args.verify) j["verified"] = verified;
@@ -177,11 +220,19 @@ int run_info(const InfoArgs& args) {
         if (!m.vectors_sha256.empty())
             std::printf("checksum    vectors.npy %s%s\n", m.vectors_sha256.c_str(),
                         args.verify ? (verified["vectors.npy"].get<bool>() ? " (verified)" : " (MISMATCH)") : "");
+        for (const auto& [name, ok] : verified.items())
+            if (name.rfind("cache/", 0) == 0)
+                std::printf("checksum    %s (%s)\n", name.c_str(), ok.get<bool>() ? "verified" : "DAMAGED");
         std::printf("identity    %s\n", corpus.identity().c_str());
         std::printf("created     %s\n", m.created.c_str());
     }
-    if (!verified_ok) {
-        std::fprintf(stderr, "novelty: error: %s: files do not match the checksums in manifest.json\n", args.dir.c_str());
+    for (const auto& note : notes) std::fprintf(stderr, "novelty: note: %s\n", note.c_str());
+    if (!failed.empty()) {
+        std::string names;
+        for (const auto& f : failed) names += (names.empty() ? "" : ", ") + f;
+        std::fprintf(stderr, "novelty: error: %s: %s %s not match %s checksum%s (%s)\n", args.dir.c_str(), names.c_str(),
+                     failed.size() == 1 ? "does" : "do", failed.size() == 1 ? "its" : "their", failed.size() == 1 ? "" : "s",
+                     "papers.sqlite and vectors.npy against manifest.json, caches against their own");
         return exit_corpus;
     }
     return exit_ok;
@@ -226,7 +277,12 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
         ->required();
     add->add_option("--ids", vector_args->ids,
                     "Paper id of each vector row: a text file with one id per line, or .jsonl with an \"id\" per line; "
-                    "default: row i is corpus row i (see 'corpus info')");
+                    "default: see --order");
+    add->add_option("--order", vector_args->order,
+                    "Without --ids, which paper each row belongs to: input (default: row i is the i-th record of the "
+                    "import's input file, as 'novelty embed' writes it; refused when the corpus cannot tell) or corpus "
+                    "(row i is corpus row i, in date order)")
+        ->check(CLI::IsMember({"input", "corpus"}));
     add->add_option("--dtype", vector_args->dtype, "Store as f32 or f16 (default: as the input)")
         ->check(CLI::IsMember({"f32", "f16"}));
     add->add_option("--embedder", vector_args->embedder,

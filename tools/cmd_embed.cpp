@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 #include "embedder_choice.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/corpus_embed.hpp"
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
@@ -25,9 +26,10 @@ struct EmbedArgs {
 };
 
 int run_embed(const EmbedArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.in});
     const std::vector<QueryRecord> records = read_query_records(args.in);
     for (const auto& r : records)
-        if (!r.has_text()) throw InputError(args.in, r.line, "record '" + r.id + "' has no title or text to embed");
+        if (!r.has_text()) throw InputError(args.in, r.line, "record " + quote_value(r.id) + " has no title or text to embed");
     auto embedder = make_embedder(args.embedder);
     std::unique_ptr<NpyWriter> writer;
     host::ProgressBar bar("embed", "records", args.quiet);
@@ -87,7 +89,8 @@ void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code) {
     embed->add_option("--batch", embed_args->batch, "Records per call to the encoder (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     add_embedder_flags(*embed, embed_args->embedder);
-    embed->add_option("--threads", embed_args->embedder.threads, "Encoder threads (default: all cores)");
+    embed->add_option("--threads", embed_args->embedder.threads, "Encoder threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     embed->add_flag("-q,--quiet", embed_args->quiet, "No progress on stderr");
     embed->callback([embed_args, &exit_code] { exit_code = run_guarded([&] { return run_embed(*embed_args); }); });
 
@@ -102,7 +105,8 @@ void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code) {
     corpus_embed->add_flag("--resume", corpus_args->resume, "Continue an interrupted run (same encoder, same papers)");
     corpus_embed->add_option("--dtype", corpus_args->dtype, "Store vectors as f32 (default) or f16")
         ->check(CLI::IsMember({"f32", "f16"}));
-    corpus_embed->add_option("--threads", corpus_args->embedder.threads, "Encoder threads (default: all cores)");
+    corpus_embed->add_option("--threads", corpus_args->embedder.threads, "Encoder threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     corpus_embed->add_flag("-q,--quiet", corpus_args->quiet, "No progress on stderr");
     corpus_embed->callback([corpus_args, &exit_code] { exit_code = run_guarded([&] { return run_corpus_embed(*corpus_args); }); });
 }

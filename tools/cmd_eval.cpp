@@ -1,12 +1,15 @@
 // novelty eval: evaluating novelty scores against labels. `eval auroc`: AUROC per method and group
 // with stratified bootstrap intervals, score distributions, and an SVG plot of them.
 #include "cli_common.hpp"
+#include "eval_records.hpp"
 #include "svg_plot.hpp"
 
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 #include "novelty/metrics.hpp"
 
+#include "json_parse.hpp"
+#include "novelty/message_text.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -27,7 +30,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr const char* overall_group = "all";
 constexpr double missing_score = std::numeric_limits<double>::quiet_NaN();
 
 struct AurocArgs {
@@ -41,58 +43,6 @@ struct AurocArgs {
     std::string out;
     std::string plot;
 };
-
-/// Calls `fn(record, line)` for each JSON object of a JSON Lines file; blank lines are skipped.
-void for_each_record(const std::string& path, const std::function<void(const json&, std::size_t)>& fn) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "cannot open the file");
-    std::string line;
-    std::size_t line_number = 0;
-    while (std::getline(in, line)) {
-        ++line_number;
-        std::string_view text = line;
-        if (line_number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-        if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        json record;
-        try {
-            record = json::parse(text);
-        } catch (const json::parse_error& e) {
-            std::string message = e.what();
-            if (auto pos = message.find("parse error"); pos != std::string::npos) message = message.substr(pos);
-            throw InputError(path, line_number, "malformed JSON: " + message);
-        }
-        if (!record.is_object()) throw InputError(path, line_number, "expected a JSON object, found " + record.dump());
-        fn(record, line_number);
-    }
-    if (in.bad()) throw InputError(path, 0, "read error");
-}
-
-std::string type_words(const json& value) {
-    if (value.is_null()) return "null";
-    if (value.is_string()) return "a string";
-    if (value.is_boolean()) return "a boolean";
-    if (value.is_number()) return "a number";
-    return value.is_array() ? "an array" : "an object";
-}
-
-/// The record's id: a non-empty string, or an integer written as text.
-std::string record_id(const json& record, const std::string& path, std::size_t line) {
-    const auto it = record.find("id");
-    if (it == record.end() || it->is_null()) throw InputError(path, line, "no \"id\"");
-    if (it->is_number_integer()) return it->dump();
-    if (!it->is_string()) throw InputError(path, line, "\"id\" is " + type_words(*it) + "; expected a string");
-    std::string id = it->get<std::string>();
-    if (id.empty()) throw InputError(path, line, "\"id\" is empty");
-    return id;
-}
-
-/// Remembers the line of each id and throws on a duplicate.
-void claim_id(std::unordered_map<std::string, std::size_t>& lines, const std::string& id, const std::string& path,
-              std::size_t line) {
-    const auto [it, fresh] = lines.emplace(id, line);
-    if (!fresh)
-        throw InputError(path, line, "duplicate id \"" + id + "\" (first on line " + std::to_string(it->second) + ")");
-}
 
 std::vector<std::string> parse_methods(const std::string& list) {
     std::vector<std::string> methods;
@@ -144,49 +94,6 @@ ScoreFile read_scores(const std::string& path, const std::vector<std::string>& m
         if (!method_seen[m] && !file.ids.empty())
             throw UsageError("no record of " + path + " has a \"" + methods[m] + "\" score (see --methods)");
     return file;
-}
-
-struct Label {
-    int label = 0;
-    std::string group;
-};
-
-int parse_label(const json& record, const std::string& path, std::size_t line) {
-    const auto it = record.find("label");
-    if (it == record.end()) throw InputError(path, line, "no \"label\"");
-    if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
-    if (it->is_number()) {
-        const double v = it->get<double>();
-        if (v == 0 || v == 1) return static_cast<int>(v);
-    }
-    throw InputError(path, line, "\"label\" is " + it->dump() + "; expected 0, 1, true or false");
-}
-
-std::string parse_group(const json& record, const std::string& field, const std::string& path, std::size_t line) {
-    const auto it = record.find(field);
-    if (it == record.end() || it->is_null())
-        throw InputError(path, line, "no \"" + field + "\" to group by (--group-by " + field + ")");
-    std::string group;
-    if (it->is_string()) group = it->get<std::string>();
-    else if (it->is_number() || it->is_boolean()) group = it->dump();
-    else throw InputError(path, line, "\"" + field + "\" is " + type_words(*it) + "; expected a string to group by");
-    if (group == overall_group)
-        throw InputError(path, line, "the group \"" + group + "\" has the name of the overall group; rename it");
-    return group;
-}
-
-std::unordered_map<std::string, Label> read_labels(const std::string& path, const std::string& group_by) {
-    std::unordered_map<std::string, Label> labels;
-    std::unordered_map<std::string, std::size_t> lines;
-    for_each_record(path, [&](const json& record, std::size_t line) {
-        std::string id = record_id(record, path, line);
-        claim_id(lines, id, path, line);
-        Label label;
-        label.label = parse_label(record, path, line);
-        if (!group_by.empty()) label.group = parse_group(record, group_by, path, line);
-        labels.emplace(std::move(id), std::move(label));
-    });
-    return labels;
 }
 
 struct MethodResult {
@@ -390,6 +297,8 @@ void write_atomically(const std::string& path, const std::string& text) {
 }
 
 int run_auroc(const AurocArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.scores, args.labels});
+    refuse_output_over_inputs("--plot", args.plot, {args.scores, args.labels, args.out});
     const Evaluation eval = evaluate(args);
     const ordered_json result = to_json(eval, args);
     if (args.json) std::printf("%s\n", result.dump(2).c_str());
@@ -432,6 +341,7 @@ void add_eval_commands(CLI::App& app, int& exit_code) {
     auroc_cmd->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_auroc(*args); }); });
     add_eval_retrieval_command(*eval, exit_code);
     add_eval_claimnov_command(*eval, exit_code);
+    add_eval_sweep_command(*eval, exit_code);
 }
 
 }  // namespace novelty::cli

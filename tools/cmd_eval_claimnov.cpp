@@ -3,9 +3,12 @@
 // rates and hybrid pass-and-name, from `novelty claims` results and a labels file.
 #include "cli_common.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/atomic_file.hpp"
 #include "novelty/claimnov_eval.hpp"
 #include "novelty/error.hpp"
+
+#include "json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -39,9 +42,9 @@ std::vector<std::pair<json, std::size_t>> read_objects(const std::string& path) 
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         json record;
         try {
-            record = json::parse(line);
-        } catch (const json::parse_error&) {
-            throw InputError(path, n, "malformed JSON");
+            record = parse_json(line);
+        } catch (const JsonError& e) {
+            throw InputError(path, n, std::string("malformed JSON: ") + e.what());
         }
         if (!record.is_object()) throw InputError(path, n, "expected a JSON object");
         out.emplace_back(std::move(record), n);
@@ -80,6 +83,7 @@ std::string signed2(double v) {
 }
 
 int run_eval_claimnov(const EvalClaimNovArgs& a) {
+    refuse_output_over_inputs("--out", a.out, {a.results, a.labels});
     // Results: id -> (rejected, attributed paper).
     struct Judged {
         bool rejected = false;
@@ -95,10 +99,10 @@ int run_eval_claimnov(const EvalClaimNovArgs& a) {
         }
         const auto verdict = record.find("verdict");
         if (verdict == record.end() || !verdict->is_object())
-            throw InputError(a.results, line, "record '" + id + "' has no \"verdict\" object");
+            throw InputError(a.results, line, "record " + quote_value(id) + " has no \"verdict\" object");
         const std::string decision = optional_string(*verdict, "decision", a.results, line);
         if (decision != "pass" && decision != "fail")
-            throw InputError(a.results, line, "record '" + id + "': verdict.decision is '" + decision + "', not pass or fail");
+            throw InputError(a.results, line, "record " + quote_value(id) + ": verdict.decision is " + quote_value(decision) + ", not pass or fail");
         Judged j;
         j.rejected = decision == "fail";
         j.attributed = optional_string(*verdict, "source", a.results, line);

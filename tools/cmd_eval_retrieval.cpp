@@ -109,6 +109,7 @@ void print_table(const std::vector<MethodEvaluation>& evals, bool per_query) {
 }
 
 int run_eval_retrieval(const EvalRetrievalArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.run, args.qrels});
     const std::vector<std::size_t> ks = parse_ks(args.ks);
     Gain gain;
     if (args.gain == "graded") gain = Gain::graded;

@@ -7,6 +7,7 @@
 #include "retrieve_llm.hpp"
 #include "rewrites_file.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 #include "novelty/retrieval.hpp"
@@ -98,7 +99,7 @@ std::string query_text(const Corpus& corpus, const QueryRecord& r, const std::st
         const Paper p = corpus.paper(*row);
         return embedding_text(p.title, p.abstract);
     }
-    throw InputError(path, r.line, "query '" + r.id + "' has no text and is not the id of a corpus paper");
+    throw InputError(path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
 }
 
 Ranking truncated(const Ranking& r, std::size_t k) {
@@ -133,6 +134,7 @@ public:
         if (need_bm25_) bm25_.emplace(corpus.dir());
         if (need_dense_) {
             backend_ = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
+            index_ = backend_->build(VectorView::of(corpus_.vectors()));
         }
     }
 
@@ -145,7 +147,7 @@ public:
                                                      const std::vector<RewriteMode>& modes) {
         std::vector<Ranking> dense;
         if (need_dense_)
-            dense = dense_rankings(*backend_, VectorView::of(corpus_.vectors()), query_slice(input, begin, end), depth_);
+            dense = dense_rankings(*index_, query_slice(input, begin, end), depth_);
         std::vector<std::map<std::string, Ranking>> out(end - begin);
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t local = i - begin;
@@ -207,7 +209,7 @@ private:
         q.dim = dim;
         q.row_limit = {input.row_limit[i]};
         q.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
-        return dense_rankings(*backend_, VectorView::of(corpus_.vectors()), q, depth_)[0];
+        return dense_rankings(*index_, q, depth_)[0];
     }
 
     const Corpus& corpus_;
@@ -217,6 +219,7 @@ private:
     std::size_t depth_ = 0;
     std::optional<Bm25Index> bm25_;
     std::unique_ptr<SearchBackend> backend_;
+    std::unique_ptr<SearchIndex> index_;  ///< the corpus loaded once, for every dense ranking
     std::unique_ptr<Embedder> embedder_;
 };
 
@@ -270,6 +273,8 @@ std::string trec_lines(const std::string& qid, const std::string& tag, const Ran
 }
 
 int run_retrieve(const RetrieveArgs& args) {
+    for (const auto& [flag, out] : {std::pair{"--out", args.out}, std::pair{"--jsonl", args.jsonl}})
+        refuse_output_over_inputs(flag, out, {args.queries.path, args.queries.vectors, args.rewrites});
     const std::vector<std::string> methods = parse_methods(args.methods);
     const std::vector<RewriteMode> modes = rewrite_modes(args);
     if (args.out.empty() && args.jsonl.empty()) throw UsageError("give --out FILE (and/or --jsonl FILE)");
@@ -394,13 +399,16 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", args->out, "Write the TREC run here (qid Q0 docid rank score tag; tag = method), or "
                                         "JSON Lines when the name ends in .jsonl");
     cmd->add_option("--jsonl", args->jsonl, "Also write JSON Lines with titles here (one line per query)");
-    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions");
-    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts");
+    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--rewrites", args->rewrites,
                     "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}, or the "
                     "--jsonl output of an earlier run (instead of --llm)");
     add_retrieve_llm_flags(*cmd, args->llm);
-    cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)");
+    cmd->add_option("--threads", args->queries.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(cmd, args->device);
     add_embedder_flags(*cmd, args->queries.embedder);
     cmd->add_flag("-q,--quiet", args->queries.quiet, "No progress on stderr");

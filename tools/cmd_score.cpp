@@ -10,6 +10,8 @@
 #include "novelty/scoring.hpp"
 #include "novelty_host/progress.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -35,6 +37,7 @@ struct ScoreArgs {
     std::size_t q = 50;
     std::string methods = "rnd,hd,on,density";
     std::string split;
+    std::string historical_from;  ///< "" = the paper's 2011 when it lies before the split
     bool include_self = false;
     std::size_t extra = 8;
     std::size_t evidence = 10;
@@ -49,8 +52,10 @@ std::set<std::string> parse_methods(const std::string& list) {
     std::stringstream ss(list);
     for (std::string m; std::getline(ss, m, ',');) {
         if (m.empty()) continue;
-        if (m != "rnd" && m != "hd" && m != "on" && m != "density")
-            throw UsageError("--methods: unknown method '" + m + "' (expected rnd, hd, on, density)");
+        if (m != "rnd" && m != "hd" && m != "on" && m != "density" && m != "density_p" && m != "rnd_euclid" &&
+            m != "rel_hd" && m != "rnd_hd")
+            throw UsageError("--methods: unknown method '" + m +
+                             "' (expected rnd, hd, on, density, density_p, rnd_euclid, rel_hd, rnd_hd)");
         methods.insert(m);
     }
     if (methods.empty()) throw UsageError("--methods names no method");
@@ -81,7 +86,7 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
             continue;
         }
         try {
-            done.insert(nlohmann::json::parse(line).at("id").get<std::string>());
+            done.insert(parse_json(line).at("id").get<std::string>());
         } catch (const std::exception&) {
             break;
         }
@@ -89,11 +94,24 @@ std::set<std::string> finished_ids(const std::string& partial, bool csv) {
     return done;
 }
 
+/// The rows published before `date` starts: those on or before the end of the period before it
+/// ("2011" -> through 2010-12-31, "2011-03" -> through 2011-02, "2011-03-01" -> through 2011-02).
+std::size_t rows_before(const Corpus& corpus, PartialDate date) {
+    if (date.month == 0) return corpus.rows_through(PartialDate{date.year - 1, 0, 0});
+    if (date.day > 1) return corpus.rows_through(PartialDate{date.year, date.month, date.day - 1});
+    return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
+}
+
 int run_score(const ScoreArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
     const std::set<std::string> methods = parse_methods(args.methods);
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
+    // Relative HD ranks HDs over 5 neighbours read from the cached density lists of q papers.
+    if ((methods.count("rel_hd") || methods.count("rnd_hd")) && (args.include_self ? args.q - 1 : args.q) < 5)
+        throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
+                         "q nearest papers");
 
     const QueryInput input = load_queries(corpus, args.ideas, "ideas");
     const std::size_t n = input.records.size();
@@ -112,17 +130,32 @@ int run_score(const ScoreArgs& args) {
     }
 
     ScoreOptions score_options;
+    std::string historical_from;  // the window's first date as used, "" for none
     score_options.p = args.p;
     score_options.q = args.q;
     score_options.include_self = args.include_self;
     score_options.extra = args.extra;
-    if (!args.split.empty()) score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+    if (!args.split.empty()) {
+        score_options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+        // The RND paper's historical window starts in 2011; by default that bound applies when
+        // it lies before the split (a split in or before 2011 keeps every earlier paper).
+        const bool given = !args.historical_from.empty();
+        if (args.historical_from != "none") {
+            const std::size_t from =
+                rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "--historical-from"));
+            if (given || from < *score_options.split_row) {
+                score_options.historical_from_row = from;
+                historical_from = given ? args.historical_from : "2011";
+            }
+        }
+    }
     host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
-    Scorer scorer(corpus, *backend, score_options);
+    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *index, score_options);
 
     // Results go to OUT.partial as they are made and are renamed to OUT at the end.
     const std::string partial = args.out.empty() ? "" : args.out + ".partial";
@@ -155,6 +188,7 @@ int run_score(const ScoreArgs& args) {
     report.q = args.q;
     report.include_self = args.include_self;
     report.split = args.split;
+    report.historical_from = historical_from;
     report.evidence = args.evidence;
     report.methods = methods;
     // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
@@ -236,23 +270,32 @@ void add_score_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     score->add_option("--q", a->q, "Neighbours averaged into a density (default 50)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
-    score->add_option("--methods", a->methods, "Scores to report: any of rnd,hd,on,density (default all)");
+    score->add_option("--methods", a->methods,
+                      "Scores to report: any of rnd,hd,on,density,density_p,rnd_euclid,rel_hd,rnd_hd (default "
+                      "rnd,hd,on,density)");
     score->add_option("--cutoff", a->ideas.cutoff,
                       "Only papers published on or before this date, for ideas without their own \"date\"");
     score->add_option("--split", a->split,
                       "Papers before this date are historical (HD), from it on contemporary (CD, citations for ON); "
                       "without it HD uses all searchable papers and ON is null");
+    score->add_option("--historical-from", a->historical_from,
+                      "With --split: HD's historical papers are those from this date up to the split (default 2011, "
+                      "the RND paper's window 2011-2021, when the split is later); 'none' for every paper before the "
+                      "split");
     score->add_option("--exclude", a->ideas.exclude, "Comma-separated paper ids left out for every idea");
     score->add_flag("--include-self", a->include_self,
                     "Count a neighbour paper as its own nearest neighbour (distance 0) in its density, as the paper's "
                     "Algorithm 1 reads literally; default: a paper's density leaves itself out");
-    score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)");
-    score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)");
+    score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)")
+        ->check(CLI::NonNegativeNumber);
+    score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(score, a->device);
     score->add_option("--out", a->out, "Output file (written as OUT.partial while running); default: a table on stdout");
     score->add_option("--format", a->format, "jsonl (default) or csv")->check(CLI::IsMember({"jsonl", "csv"}));
     score->add_flag("--resume", a->resume, "Continue an interrupted run: ideas already in OUT.partial are skipped");
-    score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)");
+    score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_embedder_flags(*score, a->ideas.embedder);
     score->add_flag("-q,--quiet", a->ideas.quiet, "No progress on stderr");
     score->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_score(*a); }); });

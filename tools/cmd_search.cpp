@@ -8,6 +8,7 @@
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 #include "novelty/neighbor_cache.hpp"
+#include "novelty/npz.hpp"
 #include "novelty/result_json.hpp"
 #include "novelty_host/progress.hpp"
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <filesystem>
 #include <sstream>
 
 namespace novelty::cli {
@@ -33,48 +35,163 @@ struct SearchArgs {
     DeviceFlags device;
 };
 
+/// Where search results go: a table on stdout, JSON Lines, or numpy arrays (.npz).
+class SearchSink {
+public:
+    virtual ~SearchSink() = default;
+    /// Results of queries [begin, begin + top.n_queries).
+    virtual void add(const QueryInput& input, std::size_t begin, const TopK& top) = 0;
+    virtual void finish() {}
+};
+
+class TableSink final : public SearchSink {
+public:
+    explicit TableSink(const Corpus& corpus) : corpus_(corpus) {}
+    void add(const QueryInput& input, std::size_t begin, const TopK& top) override {
+        const PaperLabels labels = corpus_.labels(top.rows);
+        for (std::size_t local = 0; local < top.n_queries; ++local) {
+            const std::size_t i = begin + local;
+            std::printf("query %s%s\n", input.records[i].id.c_str(),
+                        input.cutoff[i].empty() ? "" : (" (cutoff " + input.cutoff[i] + ")").c_str());
+            if (top.count[local] == 0) std::printf("  (no searchable papers)\n");
+            for (std::size_t r = 0; r < top.count[local]; ++r) {
+                const std::size_t at = labels.index_of(top.row(local, r));
+                std::printf("  %3zu. %.4f  %s  %s\n", r + 1, top.sim(local, r), labels.ids[at].c_str(),
+                            labels.titles[at].substr(0, 90).c_str());
+            }
+        }
+    }
+
+private:
+    const Corpus& corpus_;
+};
+
+/// One JSON line per query; ids and titles looked up once per batch, lines formatted on all cores.
+class JsonLinesSink final : public SearchSink {
+public:
+    JsonLinesSink(const Corpus& corpus, const std::string& path, std::size_t threads)
+        : corpus_(corpus), out_(path), threads_(threads) {}
+    void add(const QueryInput& input, std::size_t begin, const TopK& top) override {
+        const PaperLabels labels = corpus_.labels(top.rows);
+        const std::string text = format_lines(
+            top.n_queries,
+            [&](std::size_t local, std::string& line) {
+                const std::size_t i = begin + local;
+                append_search_result_json(line, labels, input.records[i].id, top, local, input.cutoff[i],
+                                          input.row_limit[i]);
+            },
+            threads_);
+        out_.write(text.data(), text.size());
+    }
+    void finish() override { out_.commit(); }
+
+private:
+    const Corpus& corpus_;
+    AtomicFile out_;
+    std::size_t threads_;
+};
+
+/// Arrays in the numpy convention (docs/formats.md): sims, rows, ids, counts, queries, searchable.
+class NpzSink final : public SearchSink {
+public:
+    NpzSink(const Corpus& corpus, const QueryInput& input, const std::string& path, std::size_t k)
+        : corpus_(corpus), input_(input), path_(path), k_(k) {
+        sims_.reserve(input.records.size() * k);
+        rows_.reserve(input.records.size() * k);
+    }
+    void add(const QueryInput&, std::size_t, const TopK& top) override {
+        sims_.insert(sims_.end(), top.sims.begin(), top.sims.end());
+        rows_.insert(rows_.end(), top.rows.begin(), top.rows.end());
+        for (std::size_t c : top.count) counts_.push_back(static_cast<std::int64_t>(c));
+    }
+    void finish() override {
+        const QueryInput& input = input_;
+        const std::size_t n = counts_.size();
+        const PaperLabels labels = corpus_.labels(rows_, false);
+        std::size_t id_width = 1, query_width = 1;
+        for (const auto& id : labels.ids) id_width = std::max(id_width, utf8_length(id));
+        for (const auto& record : input.records) query_width = std::max(query_width, utf8_length(record.id));
+        NpzWriter npz(path_);
+        npz.begin_array("sims", "<f4", {n, k_}, 4);
+        npz.write(sims_.data(), sims_.size() * sizeof(float));
+        npz.begin_array("rows", "<i8", {n, k_}, 8);
+        npz.write(rows_.data(), rows_.size() * sizeof(std::int64_t));
+        npz.begin_array("counts", "<i8", {n}, 8);
+        npz.write(counts_.data(), counts_.size() * sizeof(std::int64_t));
+        std::vector<std::int64_t> searchable(input.row_limit.begin(), input.row_limit.end());
+        npz.begin_array("searchable", "<i8", {n}, 8);
+        npz.write(searchable.data(), searchable.size() * sizeof(std::int64_t));
+        npz.begin_array("ids", "<U" + std::to_string(id_width), {n, k_}, 4 * id_width);
+        std::vector<char> chunk;
+        for (std::size_t i = 0; i < n; ++i) {
+            chunk.clear();
+            for (std::size_t r = 0; r < k_; ++r) {
+                const std::int64_t row = rows_[i * k_ + r];
+                append_utf32_item(chunk, row < 0 ? std::string() : labels.ids[labels.index_of(row)], id_width);
+            }
+            npz.write(chunk.data(), chunk.size());
+        }
+        npz.begin_array("queries", "<U" + std::to_string(query_width), {n}, 4 * query_width);
+        chunk.clear();
+        for (const auto& record : input.records) append_utf32_item(chunk, record.id, query_width);
+        npz.write(chunk.data(), chunk.size());
+        npz.commit();
+    }
+
+private:
+    const Corpus& corpus_;
+    const QueryInput& input_;
+    std::string path_;
+    std::size_t k_;
+    std::vector<float> sims_;
+    std::vector<std::int64_t> rows_, counts_;
+};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void report_search_notes(const QueryInput& input, std::size_t n_short, std::size_t k, const std::string& out) {
+    std::size_t n_unknown = 0;
+    for (std::size_t count : input.unknown_excluded) n_unknown += count > 0;
+    if (n_short > 0)
+        std::fprintf(stderr, "novelty: note: %s had fewer than %zu searchable papers; all of theirs were returned\n",
+                     count_of(n_short, "query").c_str(), k);
+    if (n_unknown > 0)
+        std::fprintf(stderr, "novelty: note: %s listed excluded ids that are not in the corpus\n",
+                     count_of(n_unknown, "query").c_str());
+    if (!out.empty())
+        std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(input.records.size(), "result").c_str(), out.c_str());
+}
+
 int run_search(const SearchArgs& args) {
+    refuse_output_over_inputs("--out", args.out, {args.queries.path, args.queries.vectors});
     const Corpus corpus = Corpus::open(args.corpus);
     const QueryInput input = load_queries(corpus, args.queries, "queries");
     const std::size_t n = input.records.size();
 
     auto backend = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
-    std::unique_ptr<AtomicFile> out;
-    if (!args.out.empty()) out = std::make_unique<AtomicFile>(args.out);
+    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    std::unique_ptr<SearchSink> sink;
+    if (args.out.empty()) {
+        sink = std::make_unique<TableSink>(corpus);
+    } else if (ends_with(args.out, ".npz")) {
+        sink = std::make_unique<NpzSink>(corpus, input, args.out, args.k);
+    } else {
+        sink = std::make_unique<JsonLinesSink>(corpus, args.out, args.queries.threads);
+    }
     host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());
-    std::size_t n_short = 0, n_unknown = 0;
+    std::size_t n_short = 0;
     for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
         const std::size_t end = std::min(n, begin + queries_per_batch);
-        const TopK top = backend->search(VectorView::of(corpus.vectors()), query_slice(input, begin, end), args.k);
-        std::string text;
-        for (std::size_t i = begin; i < end; ++i) {
-            const std::size_t local = i - begin;
-            if (top.count[local] < args.k) ++n_short;
-            if (input.unknown_excluded[i] > 0) ++n_unknown;
-            if (out) {
-                text += search_result_json(corpus, input.records[i].id, top, local, input.cutoff[i], input.row_limit[i]) + "\n";
-            } else {
-                std::printf("query %s%s\n", input.records[i].id.c_str(),
-                            input.cutoff[i].empty() ? "" : (" (cutoff " + input.cutoff[i] + ")").c_str());
-                if (top.count[local] == 0) std::printf("  (no searchable papers)\n");
-                for (std::size_t r = 0; r < top.count[local]; ++r) {
-                    const auto [id, title] = corpus.id_and_title(static_cast<std::size_t>(top.row(local, r)));
-                    std::printf("  %3zu. %.4f  %s  %s\n", r + 1, top.sim(local, r), id.c_str(), title.substr(0, 90).c_str());
-                }
-            }
-        }
-        if (out) out->write(text.data(), text.size());
+        const TopK top = index->search(query_slice(input, begin, end), args.k);
+        for (std::size_t local = 0; local < top.n_queries; ++local) n_short += top.count[local] < args.k;
+        sink->add(input, begin, top);
         bar.update(end, n);
     }
-    if (out) out->commit();
+    sink->finish();
     bar.finish();
-    if (n_short > 0)
-        std::fprintf(stderr, "novelty: note: %s had fewer than %zu searchable papers; all of theirs were returned\n",
-                     count_of(n_short, "query").c_str(), args.k);
-    if (n_unknown > 0)
-        std::fprintf(stderr, "novelty: note: %s listed excluded ids that are not in the corpus\n",
-                     count_of(n_unknown, "query").c_str());
-    if (out) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), args.out.c_str());
+    report_search_notes(input, n_short, args.k, args.out);
     return exit_ok;
 }
 
@@ -98,10 +215,22 @@ int run_index(const IndexArgs& args) {
                          std::to_string(n_rows));
     const std::size_t k_stored = std::min(args.q + args.extra, std::min(n_rows - 1, SearchBackend::max_k));
     auto backend = make_search_backend(args.device, args.threads, args.quiet);
+    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
     host::ProgressBar bar("index", "blocks", args.quiet);
     bool from_cache = false;
     const auto start = std::chrono::steady_clock::now();
-    const SelfJoin join = cached_self_join(corpus, *backend, n_rows, args.q, std::max(k_stored, args.q),
+    {
+        // A damaged cache is what `index` is for: computed again, with a note, where score refuses it.
+        const std::string path = self_join_cache_path(corpus, n_rows, args.q, std::max(k_stored, args.q));
+        SelfJoin unused;
+        try {
+            read_self_join(path, corpus.manifest().vectors_sha256, n_rows, args.q, std::max(k_stored, args.q), unused);
+        } catch (const CorpusError& e) {
+            std::fprintf(stderr, "novelty: note: %s; computing it again\n", e.what());
+            std::filesystem::remove(path);
+        }
+    }
+    const SelfJoin join = cached_self_join(corpus, *index, n_rows, args.q, std::max(k_stored, args.q),
                                            [&](std::size_t done, std::size_t total) { bar.update(done, total); },
                                            &from_cache);
     bar.finish();
@@ -144,8 +273,11 @@ void add_search_commands(CLI::App& app, int& exit_code) {
                        "their own \"date\"");
     search->add_option("--exclude", search_args->queries.exclude, "Comma-separated paper ids left out for every query");
     search->add_option("--out", search_args->out,
-                       "Write JSON Lines here (one result per query, in input order); default: a table on stdout");
-    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)");
+                       "Write the results here: JSON Lines (one result per query, in input order), or numpy arrays "
+                       "when the name ends in .npz (sims, rows, ids, counts, queries, searchable; docs/formats.md); "
+                       "default: a table on stdout");
+    search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(search, search_args->device);
     add_embedder_flags(*search, search_args->queries.embedder);
     search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
@@ -159,10 +291,12 @@ void add_search_commands(CLI::App& app, int& exit_code) {
     index->add_option("--q", index_args->q, "Neighbours averaged into each paper's density (default 50)")
         ->check(CLI::Range(std::size_t{1}, SearchBackend::max_k));
     index->add_option("--extra", index_args->extra,
-                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)");
+                      "Neighbours kept beyond q, so that leaving papers out stays exact (default 8)")
+        ->check(CLI::NonNegativeNumber);
     index->add_option("--cutoff", index_args->cutoff,
                       "Join only the papers published on or before this date (a row prefix); default: all papers");
-    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)");
+    index->add_option("--threads", index_args->threads, "Worker threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     add_device_flags(index, index_args->device);
     index->add_flag("-q,--quiet", index_args->quiet, "No progress on stderr");
     index->callback([index_args, &exit_code] { exit_code = run_guarded([&] { return run_index(*index_args); }); });

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -26,6 +27,8 @@ struct ServeArgs {
     host::ServerOptions server;
     std::string token_file;
     double max_wait_ms = 2;
+    double header_timeout_s = 10;
+    double body_timeout_s = 60;
     bool no_batching = false;
     EmbedderFlags embedder;
     DeviceFlags device;
@@ -34,6 +37,8 @@ struct ServeArgs {
 };
 
 std::string read_token(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw UsageError("--token-file " + path + ": is a directory, not a file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw UsageError("--token-file " + path + ": cannot read it");
     std::stringstream ss;
@@ -56,6 +61,8 @@ int run_serve(ServeArgs& args) {
     if (args.max_wait_ms < 0) throw UsageError("--max-wait-ms must not be negative");
     options.max_wait = std::chrono::microseconds(static_cast<long long>(args.max_wait_ms * 1000));
     if (args.no_batching) options.max_batch = 1;
+    options.header_timeout = std::chrono::milliseconds(static_cast<long long>(args.header_timeout_s * 1000));
+    options.body_timeout = std::chrono::milliseconds(static_cast<long long>(args.body_timeout_s * 1000));
     options.on_log = [quiet = args.quiet](const std::string& message) {
         if (!quiet) std::fprintf(stderr, "novelty serve: %s\n", message.c_str());
     };
@@ -139,8 +146,10 @@ void add_claims_flags(CLI::App& serve, ServeArgs& a) {
                      "Claims: LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
         ->each([&c](const std::string&) { c.llm.concurrency_given = true; });
-    serve.add_option("--timeout", c.llm.timeout_seconds, "Claims: seconds per LLM attempt (default 120)");
-    serve.add_option("--retries", c.llm.retries, "Claims: retries per LLM call after the first attempt (default 5)");
+    serve.add_option("--timeout", c.llm.timeout_seconds, "Claims: seconds per LLM attempt (default 120)")
+        ->check(CLI::NonNegativeNumber);
+    serve.add_option("--retries", c.llm.retries, "Claims: retries per LLM call after the first attempt (default 5)")
+        ->check(CLI::NonNegativeNumber);
     serve.add_option("--cache", c.llm.response_cache,
                      "Claims: LLM response cache (SQLite) outside the corpus; default none");
     serve.add_option("--claims-cache", c.claims_cache,
@@ -172,19 +181,31 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     serve->add_option("--max-wait-ms", a->max_wait_ms,
                       "How long a batch waits for more requests after its first, in ms (default 2)");
     serve->add_flag("--no-batching", a->no_batching, "One request per backend call (same as --max-batch 1)");
-    serve->add_option("--max-body", o.max_body_bytes, "Largest request body in bytes (default 16777216)");
+    serve->add_option("--max-body", o.max_body_bytes, "Largest request body in bytes (default 16777216)")
+        ->check(CLI::NonNegativeNumber);
     serve->add_option("--max-records", o.max_records, "Most ideas, queries or records per request (default 1024)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     serve->add_option("--p", o.default_p, "RND p when a request gives none (default 100)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
     serve->add_option("--q", o.default_q, "RND q when a request gives none (default 50)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{2048}));
-    serve->add_option("--evidence", o.evidence, "Nearest papers listed per scored idea (default 10)");
+    serve->add_option("--evidence", o.evidence, "Nearest papers listed per scored idea (default 10)")
+        ->check(CLI::NonNegativeNumber);
     serve->add_flag("--include-self", o.include_self,
                     "Count a neighbour paper as its own nearest neighbour in its density (see novelty score)");
-    serve->add_option("--threads", o.threads, "Backend threads (default: all cores)");
+    serve->add_option("--threads", o.threads, "Backend threads (default: all cores)")
+        ->check(CLI::NonNegativeNumber);
     serve->add_option("--http-threads", o.http_threads, "Connections served at once (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+    serve->add_option("--max-connections", o.max_connections,
+                      "Connections open at once, served or waiting for a thread; more get 503 (default 256)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    serve->add_option("--header-timeout", a->header_timeout_s,
+                      "Seconds a request's line and headers may take to arrive (default 10)")
+        ->check(CLI::Range(0.001, 3600.0));
+    serve->add_option("--body-timeout", a->body_timeout_s,
+                      "Seconds a request's body may take to arrive after its headers (default 60)")
+        ->check(CLI::Range(0.001, 3600.0));
     add_embedder_flags(*serve, a->embedder);
     add_claims_flags(*serve, *a);
     serve->add_flag("-q,--quiet", a->quiet, "No log lines on stderr");

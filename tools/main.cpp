@@ -3,6 +3,7 @@
 
 #include "novelty/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,21 +11,22 @@
 
 namespace novelty::cli {
 
+std::string flag_of(const std::string& parameter) {
+    std::string flag = "--" + parameter;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return flag;
+}
+
 int run_guarded(const std::function<int()>& body) {
     try {
         return body();
-    } catch (const InputError& e) {
-        std::fprintf(stderr, "novelty: error: %s\n", e.what());
-        return exit_input;
-    } catch (const CorpusError& e) {
-        std::fprintf(stderr, "novelty: error: %s\n", e.what());
-        return exit_corpus;
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "novelty: error: %s\n", e.what());
-        return exit_usage;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "novelty: error: %s\n", e.what());
-        return exit_failure;
+        // The exit code comes from the one table (novelty/error.hpp); a parameter at fault is
+        // named as the flag that sets it.
+        const auto* usage = dynamic_cast<const UsageError*>(&e);
+        const std::string flag = usage && !usage->parameter().empty() ? " (" + flag_of(usage->parameter()) + ")" : "";
+        std::fprintf(stderr, "novelty: error: %s%s\n", e.what(), flag.c_str());
+        return error_codes(error_kind(e)).exit_code;
     }
 }
 
@@ -35,6 +37,22 @@ std::string thousands(unsigned long long n) {
         out += digits[i];
     }
     return out;
+}
+
+void refuse_output_over_inputs(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
+    namespace fs = std::filesystem;
+    if (out.empty()) return;
+    std::error_code ec;
+    const fs::path out_path = fs::weakly_canonical(fs::absolute(out), ec);
+    for (const auto& in : inputs) {
+        if (in.empty()) continue;
+        std::error_code e1, e2;
+        const bool same = fs::equivalent(out, in, e1) ||
+                          (!ec && fs::weakly_canonical(fs::absolute(in), e2) == out_path && !e2);
+        if (same)
+            throw UsageError(flag + " " + out + " is the input file " + in +
+                             "; writing it would destroy the input: choose another " + flag);
+    }
 }
 
 bool writable_dir(const std::string& dir) {

@@ -1,5 +1,6 @@
 #include "query_input.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
 #include "novelty_host/progress.hpp"
@@ -111,13 +112,13 @@ IdeaVectors load_idea_vectors(const IdeaVectorsOptions& options) {
         if (given) {
             float* v = input.vectors.data() + i * input.dim;
             given->row_as_f32(i, v);
-            check_vector(v, input.dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query '" + r.id + "')");
+            check_vector(v, input.dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query " + quote_value(r.id) + ")");
         } else if (r.has_text()) {
             if (!options.make_embedder)
-                throw InputError(options.path, r.line, "query '" + r.id + "' has text but no encoder was given to embed it");
+                throw InputError(options.path, r.line, "query " + quote_value(r.id) + " has text but no encoder was given to embed it");
             to_embed.push_back(i);
         } else {
-            if (!options.textless) throw InputError(options.path, r.line, "query '" + r.id + "' has no text");
+            if (!options.textless) throw InputError(options.path, r.line, "query " + quote_value(r.id) + " has no text");
             textless.push_back(i);
         }
     }
@@ -143,7 +144,7 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
     idea_options.textless = [&](const QueryRecord& r, float* v) {
         const auto row = corpus.find_row(r.id);
         if (!row)
-            throw InputError(options.queries_path, r.line, "query '" + r.id + "' has no text and is not the id of a corpus paper");
+            throw InputError(options.queries_path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
         corpus_vectors.row_as_f32(*row, v);
     };
     IdeaVectors ideas = load_idea_vectors(idea_options);

@@ -34,8 +34,10 @@ void add_retrieve_llm_flags(CLI::App& cmd, RetrieveLlmFlags& flags) {
     cmd.add_option("--concurrency", flags.concurrency, "LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
         ->each([&flags](const std::string&) { flags.concurrency_given = true; });
-    cmd.add_option("--timeout", flags.timeout, "Seconds per LLM attempt (default 120)");
-    cmd.add_option("--retries", flags.retries, "Retries per LLM call after the first attempt (default 5)");
+    cmd.add_option("--timeout", flags.timeout, "Seconds per LLM attempt (default 120)")
+        ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--retries", flags.retries, "Retries per LLM call after the first attempt (default 5)")
+        ->check(CLI::NonNegativeNumber);
     cmd.add_option("--cache", flags.cache,
                    "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");
 }

@@ -2,6 +2,8 @@
 
 #include "novelty/error.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -37,9 +39,9 @@ std::map<std::string, QueryRewrites> read_rewrites_file(const std::string& path)
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         nlohmann::json record;
         try {
-            record = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error&) {
-            throw InputError(path, line, "malformed JSON");
+            record = parse_json(text);
+        } catch (const JsonError& e) {
+            throw InputError(path, line, std::string("malformed JSON: ") + e.what());
         }
         if (!record.is_object()) throw InputError(path, line, "expected a JSON object");
         // A line of `novelty retrieve --jsonl` output: the id is "query", the lists are under "rewrites".

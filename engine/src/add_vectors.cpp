@@ -1,5 +1,6 @@
 // novelty corpus add-vectors: attach an N x D matrix to a corpus, normalised, in row order.
 #include "file_util.hpp"
+#include "kill_point.hpp"
 #include "jsonl.hpp"
 #include "novelty/checksum.hpp"
 #include "novelty/corpus.hpp"
@@ -53,6 +54,7 @@ std::vector<std::size_t> read_id_order(const std::string& ids_path, const std::s
         LineReader reader(ids_path);
         std::string line;
         while (reader.next(line)) {
+            if (reader.line_number() == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
             if (line.empty()) throw InputError(ids_path, reader.line_number(), "empty line: expected one paper id per line");
             take(line, reader.line_number());
         }
@@ -80,6 +82,57 @@ std::vector<std::size_t> read_id_order(const std::string& ids_path, const std::s
     return source_of_row;
 }
 
+// source_of_row[corpus row] = the paper's place among the imported records, which is the vector
+// row when the vectors were made from the import's input in its order.
+std::vector<std::size_t> read_input_order(const std::string& dir, const CorpusManifest& manifest,
+                                          const std::string& vectors_path, std::size_t n_rows) {
+    const std::string pass_ids =
+        "pass --ids FILE with the paper id of each vector row (or --order corpus when row i is corpus row i)";
+    if (!manifest.input_order_recorded)
+        throw UsageError(dir + " does not record the input order of its import (it was imported by an older version), "
+                               "so which vector row belongs to which paper cannot be told; " + pass_ids);
+    if (n_rows != manifest.count)
+        throw InputError(vectors_path, 0,
+                         "has " + std::to_string(n_rows) + " rows but the corpus has " + std::to_string(manifest.count) +
+                             " papers; without --ids, row i must be the i-th record of the import's input (" + pass_ids + ")");
+    std::vector<std::size_t> source_of_row(manifest.count);
+    bool same_as_rows = true;
+    {
+        SqliteDb db((fs::path(dir) / "papers.sqlite").string(), SqliteDb::Mode::read_only);
+        auto q = db.prepare("SELECT row, input_row FROM papers");
+        while (q.step()) {
+            const auto row = static_cast<std::size_t>(q.column_int(0));
+            const auto input_row = static_cast<std::size_t>(q.column_int(1));
+            if (row >= source_of_row.size() || input_row >= source_of_row.size())
+                throw CorpusError(dir + ": papers.sqlite holds row " + std::to_string(row) + " with input_row " +
+                                  std::to_string(input_row) + ", outside the " + std::to_string(manifest.count) + " papers");
+            source_of_row[row] = input_row;
+            same_as_rows = same_as_rows && row == input_row;
+        }
+    }
+    std::string ambiguous;
+    if (manifest.sources.size() > 1) ambiguous = "was imported from " + std::to_string(manifest.sources.size()) + " files";
+    else if (manifest.n_skipped > 0) ambiguous = "skipped invalid records on import";
+    else if (manifest.n_duplicates > 0) ambiguous = "dropped duplicate records on import";
+    if (!ambiguous.empty() && !same_as_rows)
+        throw UsageError(dir + " " + ambiguous + ", so the order of the vector rows is ambiguous; " + pass_ids);
+    return source_of_row;
+}
+
+// source_of_row[corpus row] = vector-file row, by the ids file, the input order or row order.
+std::vector<std::size_t> vector_row_of_papers(const std::string& dir, const CorpusManifest& manifest,
+                                              const AddVectorsOptions& options, std::size_t n_rows) {
+    if (!options.ids_path.empty()) return read_id_order(options.ids_path, dir, n_rows);
+    if (options.order == VectorOrder::input) return read_input_order(dir, manifest, options.vectors_path, n_rows);
+    if (n_rows != manifest.count)
+        throw InputError(options.vectors_path, 0,
+                         "has " + std::to_string(n_rows) + " rows but the corpus has " + std::to_string(manifest.count) +
+                             " papers (give --ids to match rows to papers by id)");
+    std::vector<std::size_t> source_of_row(manifest.count);
+    for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
+    return source_of_row;
+}
+
 std::string id_of_row(SqliteDb& db, std::size_t row) {
     auto q = db.prepare("SELECT id FROM papers WHERE row = ?");
     q.bind(1, static_cast<std::int64_t>(row));
@@ -90,21 +143,12 @@ std::string id_of_row(SqliteDb& db, std::size_t row) {
 
 void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
     CorpusManifest manifest = read_manifest(dir);
+    remove_stale_temp_files(dir);
     const NpyMatrix input = NpyMatrix::open(options.vectors_path);
     if (input.ndim() != 2)
         throw InputError(options.vectors_path, 0, "expected a 2-D array (papers x dim), found a 1-D array");
     if (input.cols() == 0) throw InputError(options.vectors_path, 0, "vectors have dimension 0");
-    std::vector<std::size_t> source_of_row;
-    if (!options.ids_path.empty()) {
-        source_of_row = read_id_order(options.ids_path, dir, input.rows());
-    } else {
-        if (input.rows() != manifest.count)
-            throw InputError(options.vectors_path, 0,
-                             "has " + std::to_string(input.rows()) + " rows but the corpus has " +
-                                 std::to_string(manifest.count) + " papers (give --ids to match rows to papers by id)");
-        source_of_row.resize(manifest.count);
-        for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
-    }
+    const std::vector<std::size_t> source_of_row = vector_row_of_papers(dir, manifest, options, input.rows());
 
     const std::size_t dim = input.cols();
     const DType dtype = options.dtype.value_or(input.dtype());
@@ -150,6 +194,7 @@ void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
     }
     writer.finish();
     const std::string vectors_sha256 = sha256_file(staged);
+    const FileFingerprint vectors_fingerprint = file_fingerprint(staged);
 
     manifest.dim = dim;
     manifest.dtype = dtype_name(dtype);
@@ -158,10 +203,16 @@ void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
     embedder.dim = dim;
     manifest.embedder = embedder;
     manifest.vectors_sha256 = vectors_sha256;
+    manifest.vectors_fingerprint = vectors_fingerprint;
     // Caches were computed from the old vectors: remove them before the new ones are visible.
+    // A kill between the rename and the manifest leaves vectors.npy unlike the manifest's
+    // fingerprint, so the corpus is refused on open until add-vectors runs again.
+    kill_point("add-vectors:before-removing-caches");
     fs::remove_all(root / "cache");
+    kill_point("add-vectors:before-renaming-vectors");
     fs::rename(staged, vectors_path);
     staged_guard.keep = true;
+    kill_point("add-vectors:before-manifest");
     write_manifest(dir, manifest);
 }
 

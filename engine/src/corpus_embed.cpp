@@ -2,9 +2,12 @@
 //   DIR/embed.partial.f32   float32 rows, appended batch by batch
 //   DIR/embed.partial.json  {"embedder", "dim", "rows", "papers_sha256"}: rows known to be complete
 #include "file_util.hpp"
+#include "kill_point.hpp"
 #include "novelty/corpus.hpp"
 #include "novelty/corpus_embed.hpp"
 #include "novelty/error.hpp"
+
+#include "json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +23,8 @@ namespace fs = std::filesystem;
 
 std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const EmbedCorpusOptions& options) {
     if (options.batch == 0) throw UsageError("the batch size must be at least 1");
-    const Corpus corpus = Corpus::open(dir);
+    // Papers only: vectors.npy is about to be replaced, and may be the remains of an interrupted run.
+    const Corpus corpus = Corpus::open(dir, Corpus::Part::papers);
     const std::size_t n = corpus.size();
     const fs::path root(dir);
     const std::string rows_path = (root / "embed.partial.f32").string();
@@ -35,8 +39,10 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
         nlohmann::json state;
         try {
             std::ifstream in(state_path);
-            state = nlohmann::json::parse(in);
-        } catch (const nlohmann::json::exception& e) {
+            std::stringstream text;
+            text << in.rdbuf();
+            state = parse_json(text.str());
+        } catch (const std::exception& e) {  // JsonError, or a read error
             throw CorpusError(state_path + ": unreadable (" + e.what() + "); delete embed.partial.* to start over");
         }
         if (state.value("embedder", "") != embedder.name())
@@ -81,6 +87,7 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
         if (std::fwrite(vectors.data(), sizeof(float), vectors.size(), rows) != vectors.size() || std::fflush(rows) != 0 ||
             ::fsync(::fileno(rows)) != 0)
             throw Error(rows_path + ": write failed: " + std::strerror(errno));
+        kill_point("embed:batch-written");
         done += count;
         const nlohmann::json state{{"embedder", embedder.name()}, {"dim", dim}, {"rows", done}, {"papers_sha256", papers_sha}};
         write_file_atomic(state_path, state.dump() + "\n");
@@ -102,11 +109,14 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
         }
         writer.finish();
     }
+    kill_point("embed:before-attaching");
     AddVectorsOptions add;
+    add.order = VectorOrder::corpus;
     add.vectors_path = staged;
     add.dtype = options.dtype;
     add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling()};
     add_vectors(dir, add);
+    kill_point("embed:before-cleanup");
     for (const auto& path : {staged, rows_path, state_path}) fs::remove(path);
     return n - start;
 }

@@ -1,10 +1,13 @@
 // novelty corpus import: sources -> staging table -> date-ordered papers table + FTS5 index ->
 // manifest, built in a temporary sibling directory and renamed into place when complete.
+#include "corpus_recovery.hpp"
 #include "file_util.hpp"
+#include "kill_point.hpp"
 #include "import/record_fields.hpp"
 #include "jsonl.hpp"
 #include "novelty/checksum.hpp"
 #include "novelty/corpus.hpp"
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/import.hpp"
 #include "sqlite_db.hpp"
@@ -47,7 +50,6 @@ constexpr std::size_t max_listed_venues = 50;
 class WorkDir {
 public:
     explicit WorkDir(const fs::path& out) {
-        remove_stale_siblings(out);
         path_ = out.parent_path() / (out.filename().string() + ".importing-" + std::to_string(::getpid()));
         fs::remove_all(path_);
         fs::create_directories(path_);
@@ -62,26 +64,42 @@ public:
     void committed() { committed_ = true; }
 
 private:
-    // Work directories of imports whose process is gone (killed part-way) are removed.
-    static void remove_stale_siblings(const fs::path& out) {
-        std::error_code ec;
-        const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-        const std::string prefix = out.filename().string() + ".importing-";
-        for (const auto& entry : fs::directory_iterator(parent, ec)) {
-            const std::string name = entry.path().filename().string();
-            if (name.rfind(prefix, 0) != 0) continue;
-            try {
-                const pid_t pid = static_cast<pid_t>(std::stol(name.substr(prefix.size())));
-                if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
-            } catch (const std::exception&) {
-            }
-        }
-    }
     fs::path path_;
     bool committed_ = false;
 };
 
-void check_options(const ImportOptions& options) {
+// True for the names a corpus folder holds: its files, their SQLite journals, caches, an
+// interrupted embedding run and temporary siblings of any of these.
+bool is_corpus_entry(const std::string& name) {
+    static const char* const known[] = {"manifest.json", "papers.sqlite", "papers.sqlite-journal", "papers.sqlite-wal",
+                                        "papers.sqlite-shm", "vectors.npy", "cache", "embed.partial.f32",
+                                        "embed.partial.json", "embed.partial.npy"};
+    for (const char* k : known) {
+        const std::string base(k);
+        if (name == base || name.rfind(base + ".tmp-", 0) == 0) return true;
+    }
+    return false;
+}
+
+// --overwrite replaces the whole folder, so it must hold nothing but a corpus.
+void check_only_corpus_files(const fs::path& out) {
+    std::vector<std::string> foreign;
+    std::error_code ec;
+    for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!is_corpus_entry(name)) foreign.push_back(name);
+    }
+    if (ec) throw Error(out.string() + ": cannot list: " + ec.message());
+    if (foreign.empty()) return;
+    std::sort(foreign.begin(), foreign.end());
+    std::string listed;
+    for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) listed += (i ? ", " : "") + foreign[i];
+    if (foreign.size() > 5) listed += ", ... (" + std::to_string(foreign.size()) + " in all)";
+    throw UsageError(out.string() + " holds files that are not part of a corpus (" + listed +
+                     "); --overwrite replaces the whole folder, so move them elsewhere first");
+}
+
+void check_options(const ImportOptions& options, const fs::path& out) {
     if (options.sources.empty()) throw UsageError("no input files: give at least one --in FILE");
     if (options.out_dir.empty()) throw UsageError("no output directory: give --out DIR");
     for (const auto& source : options.sources) {
@@ -90,11 +108,12 @@ void check_options(const ImportOptions& options) {
         if (fs::is_directory(source.path, ec)) throw InputError(source.path, 0, "is a directory, not a file");
     }
     std::error_code ec;
-    if (fs::exists(options.out_dir, ec)) {
+    if (fs::exists(out, ec)) {
         if (!options.overwrite)
             throw UsageError(options.out_dir + " already exists; choose another --out or pass --overwrite to replace the corpus there");
-        if (!fs::exists(fs::path(options.out_dir) / "manifest.json", ec))
+        if (!fs::is_directory(out, ec) || !fs::exists(out / "manifest.json", ec))
             throw UsageError(options.out_dir + " exists and is not a corpus (no manifest.json); refusing to replace it");
+        check_only_corpus_files(out);
     }
 }
 
@@ -107,11 +126,11 @@ void create_schema(SqliteDb& db) {
         CREATE TABLE staging.staging (
             id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, abstract TEXT NOT NULL, date TEXT,
             sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
-            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL) WITHOUT ROWID;
+            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL) WITHOUT ROWID;
         CREATE TABLE papers (
             row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
             date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
-            extra TEXT NOT NULL);
+            extra TEXT NOT NULL, input_row INTEGER NOT NULL);
     )sql");
 }
 
@@ -127,7 +146,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
     Reading reading;
     auto insert = db.prepare(
         "INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
-        "src_file, src_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+        "src_file, src_line, input_row) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     auto where = db.prepare(
         "SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), coalesce(venue, ''), "
         "citations, extra FROM staging.staging WHERE id = ?");
@@ -137,7 +156,8 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
     db.exec("BEGIN");
     for (std::size_t file_index = 0; file_index < options.sources.size(); ++file_index) {
         const ImportSource& source = options.sources[file_index];
-        SourceInfo info{source.path, import_format_name(source.format), source.field, sha256_file(source.path), 0, 0, 0};
+        // Read once (pipes and FIFOs cannot be read twice): the checksum is taken on the way.
+        SourceInfo info{source.path, import_format_name(source.format), source.field, std::string(), 0, 0, 0};
         JsonlReader reader(source.path);
         progress.file_index = file_index;
         progress.file_bytes = reader.lines().file_size();
@@ -175,6 +195,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
                 insert.bind(10, paper.extra_json);
                 insert.bind(11, static_cast<std::int64_t>(file_index));
                 insert.bind(12, static_cast<std::int64_t>(line));
+                insert.bind(13, static_cast<std::int64_t>(reading.accepted));  // its place among accepted records
                 try {
                     insert.step();
                 } catch (const SqliteConstraint&) {
@@ -194,7 +215,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
                     }
                     where.reset();
                     if (!identical)
-                        throw InputError(source.path, line, "duplicate id '" + paper.id + "' (first seen at " + first + ")");
+                        throw InputError(source.path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
                     // The same record twice: keeping one loses nothing.
                     ++info.duplicates;
                     ++reading.duplicates;
@@ -215,6 +236,7 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
                 options.on_progress(progress);
             }
         }
+        info.sha256 = reader.sha256();
         if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
         reading.sources.push_back(info);
         progress.records = reading.accepted;
@@ -235,9 +257,9 @@ void order_and_index(SqliteDb& db, const ImportOptions& options) {
     if (options.on_progress) options.on_progress(progress);
     db.exec(R"sql(
         BEGIN;
-        INSERT INTO papers (row, id, title, abstract, date, sort_date, year, field, venue, citations, extra)
+        INSERT INTO papers (row, id, title, abstract, date, sort_date, year, field, venue, citations, extra, input_row)
         SELECT row_number() OVER (ORDER BY sort_date IS NULL, sort_date, id) - 1,
-               id, title, abstract, date, sort_date, year, field, venue, citations, extra
+               id, title, abstract, date, sort_date, year, field, venue, citations, extra, input_row
         FROM staging.staging ORDER BY sort_date IS NULL, sort_date, id;
         CREATE INDEX papers_sort_date ON papers (sort_date);
         COMMIT;
@@ -279,8 +301,10 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
 }  // namespace
 
 ImportSummary import_corpus(const ImportOptions& options) {
-    check_options(options);
-    const fs::path out = fs::absolute(options.out_dir).lexically_normal();
+    if (options.out_dir.empty()) throw UsageError("no output directory: give --out DIR");
+    const fs::path out = corpus_dir_path(options.out_dir);
+    recover_interrupted_import(out);
+    check_options(options, out);
     fs::create_directories(out.parent_path());
     WorkDir work(out);
     const std::string db_path = (work.path() / "papers.sqlite").string();
@@ -301,6 +325,7 @@ ImportSummary import_corpus(const ImportOptions& options) {
         fill_stats(db, manifest);
         db.exec("PRAGMA journal_mode = DELETE");
     }
+    kill_point("import:papers-written");
     ImportProgress finishing;
     finishing.stage = "finishing";
     finishing.records = reading.accepted;
@@ -312,15 +337,22 @@ ImportSummary import_corpus(const ImportOptions& options) {
     manifest.n_duplicates = reading.duplicates;
     manifest.skipped = reading.skipped_first;
     manifest.papers_sha256 = sha256_file(db_path);
+    manifest.papers_fingerprint = file_fingerprint(db_path);
     manifest.created = utc_now_iso8601();
+    manifest.input_order_recorded = true;
     write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
     fsync_path(work.path().string());
 
+    kill_point("import:built");
     if (fs::exists(out)) {
+        // A kill between these steps is repaired by recover_interrupted_import() on the next
+        // open or import: the new corpus completed, or the old one restored.
         const fs::path old = out.parent_path() / (out.filename().string() + ".replaced-" + std::to_string(::getpid()));
         fs::rename(out, old);
+        kill_point("import:between-renames");
         fs::rename(work.path(), out);
         work.committed();
+        kill_point("import:before-removing-old");
         fs::remove_all(old);
     } else {
         fs::rename(work.path(), out);

@@ -31,6 +31,40 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
     return true;
 }
 
+// Reads "HH:MM" at s[pos...] with hours 00-23 and minutes 00-59 (seconds too when `seconds`).
+bool clock(std::string_view s, std::size_t& pos, bool seconds) {
+    int h = 0, m = 0, sec = 0;
+    if (!digits(s, pos, 2, h) || h > 23 || pos + 2 >= s.size() || s[pos + 2] != ':' || !digits(s, pos + 3, 2, m) || m > 59)
+        return false;
+    pos += 5;
+    if (!seconds || pos >= s.size() || s[pos] != ':') return true;
+    if (!digits(s, pos + 1, 2, sec) || sec > 60) return false;  // 60: a leap second
+    pos += 3;
+    if (pos < s.size() && s[pos] == '.') {
+        const std::size_t start = ++pos;
+        while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) ++pos;
+        if (pos == start) return false;
+    }
+    return true;
+}
+
+// The time after a day: "HH:MM", "HH:MM:SS" or "HH:MM:SS.fff", then optionally "Z" or an offset
+// "+HH:MM", "-HH:MM", "+HHMM", "+HH"; nothing else may follow.
+bool valid_time(std::string_view s) {
+    std::size_t pos = 0;
+    if (!clock(s, pos, true)) return false;
+    if (pos == s.size()) return true;
+    if (s[pos] == 'Z') return pos + 1 == s.size();
+    if (s[pos] != '+' && s[pos] != '-') return false;
+    ++pos;
+    int h = 0, m = 0;
+    if (!digits(s, pos, 2, h) || h > 23) return false;
+    pos += 2;
+    if (pos == s.size()) return true;
+    if (s[pos] == ':') ++pos;
+    return digits(s, pos, 2, m) && m <= 59 && pos + 2 == s.size();
+}
+
 bool valid(const PartialDate& d) {
     if (d.year < 1000 || d.year > 9999) return false;
     if (d.month == 0) return d.day == 0;
@@ -57,14 +91,14 @@ std::string PartialDate::effective() const {
 }
 
 std::optional<PartialDate> parse_date(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = text;
     PartialDate d;
     if (!digits(s, 0, 4, d.year)) return std::nullopt;
     if (s.size() == 4) return valid(d) ? std::optional(d) : std::nullopt;
     if (s[4] != '-' || !digits(s, 5, 2, d.month) || d.month == 0) return std::nullopt;
     if (s.size() == 7) return valid(d) ? std::optional(d) : std::nullopt;
     if (s[7] != '-' || !digits(s, 8, 2, d.day) || d.day == 0) return std::nullopt;
-    if (s.size() > 10 && s[10] != 'T' && s[10] != ' ') return std::nullopt;
+    if (s.size() > 10 && ((s[10] != 'T' && s[10] != ' ') || !valid_time(s.substr(11)))) return std::nullopt;
     return valid(d) ? std::optional(d) : std::nullopt;
 }
 

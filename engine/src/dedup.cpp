@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -80,7 +81,8 @@ bool saturated(const TopK& top, std::size_t q, float threshold) {
 // the threshold; returns the unresolved rows (k or more neighbours at or above it).
 std::vector<std::size_t> first_pass(SearchBackend& backend, const std::vector<float>& x, std::size_t m,
                                     std::size_t dim, std::size_t k, const DedupOptions& options, DisjointSets& sets) {
-    const SelfJoin join = backend.self_join(VectorView::of(x, dim), m, 1, k, options.progress);
+    const std::unique_ptr<SearchIndex> index = backend.build(VectorView::of(x, dim));
+    const SelfJoin join = index->self_join(m, 1, k, options.progress);
     std::vector<std::size_t> unresolved;
     for (std::size_t i = 0; i < m; ++i) {
         std::size_t r = 0;
@@ -103,7 +105,7 @@ void search_prefixes(SearchBackend& backend, const std::vector<float>& x, std::s
     std::vector<float> gathered(order.size() * dim);
     for (std::size_t p = 0; p < order.size(); ++p)
         std::copy(x.begin() + order[p] * dim, x.begin() + (order[p] + 1) * dim, gathered.begin() + p * dim);
-    const VectorView corpus = VectorView::of(gathered, dim);
+    const std::unique_ptr<SearchIndex> index = backend.build(VectorView::of(gathered, dim));
     for (std::size_t begin = 0; begin < order.size(); begin += queries_per_search) {
         const std::size_t end = std::min(order.size(), begin + queries_per_search);
         SearchQueries queries;
@@ -111,7 +113,7 @@ void search_prefixes(SearchBackend& backend, const std::vector<float>& x, std::s
         queries.n_queries = end - begin;
         queries.dim = dim;
         queries.row_limit.assign(limit.begin() + begin, limit.begin() + end);
-        const TopK top = backend.search(corpus, queries, k);
+        const TopK top = index->search(queries, k);
         for (std::size_t q = 0; q < end - begin; ++q) {
             for (std::size_t r = 0; r < top.count[q] && top.sim(q, r) >= threshold; ++r)
                 sets.unite(order[begin + q], order[static_cast<std::size_t>(top.row(q, r))]);
@@ -271,13 +273,15 @@ std::vector<ArchiveMatch> match_archive(SearchBackend& backend, const VectorView
     std::vector<ArchiveMatch> matches(n);
     std::vector<std::size_t> index;
     const std::vector<float> x = normalised_active(vectors, n, dim, active, index);
+    if (index.empty()) return matches;
+    const std::unique_ptr<SearchIndex> archive_index = backend.build(archive);
     for (std::size_t begin = 0; begin < index.size(); begin += queries_per_search) {
         const std::size_t end = std::min(index.size(), begin + queries_per_search);
         SearchQueries queries;
         queries.vectors = x.data() + begin * dim;
         queries.n_queries = end - begin;
         queries.dim = dim;
-        const TopK top = backend.search(archive, queries, 1);
+        const TopK top = archive_index->search(queries, 1);
         for (std::size_t q = 0; q < end - begin; ++q)
             if (top.count[q] > 0 && top.sim(q, 0) >= threshold) matches[index[begin + q]] = {top.row(q, 0), top.sim(q, 0)};
     }

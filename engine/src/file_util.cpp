@@ -1,5 +1,6 @@
 #include "file_util.hpp"
 
+#include "kill_point.hpp"
 #include "novelty/error.hpp"
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <random>
+#include <csignal>
 #include <unistd.h>
 
 namespace novelty {
@@ -44,6 +46,7 @@ void AtomicFile::write(const void* data, std::size_t n_bytes) {
     if (!file_) throw Error(path_ + ": write after commit");
     if (n_bytes > 0 && std::fwrite(data, 1, n_bytes, file_) != n_bytes)
         throw Error(path_ + ": write failed: " + std::strerror(errno));
+    kill_point(kill_step_for("write", path_));
 }
 
 void AtomicFile::commit() {
@@ -56,11 +59,13 @@ void AtomicFile::commit() {
         std::remove(tmp_.c_str());
         throw Error(path_ + ": write failed: " + std::strerror(saved));
     }
+    kill_point(kill_step_for("rename", path_));
     if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
         const int err = errno;
         std::remove(tmp_.c_str());
         throw Error(path_ + ": cannot rename into place: " + std::strerror(err));
     }
+    kill_point(kill_step_for("renamed", path_));
     auto parent = std::filesystem::path(path_).parent_path();
     fsync_path(parent.empty() ? "." : parent.string());
 }
@@ -69,6 +74,23 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
     AtomicFile file(path);
     file.write(bytes.data(), bytes.size());
     file.commit();
+}
+
+void remove_stale_temp_files(const std::string& dir) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const auto at = name.find(".tmp-");
+        if (at == std::string::npos) continue;
+        const auto dash = name.find('-', at + 5);
+        const std::string digits = name.substr(at + 5, dash == std::string::npos ? std::string::npos : dash - at - 5);
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(digits));
+        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+            std::error_code ignored;
+            std::filesystem::remove(it->path(), ignored);
+        }
+    }
 }
 
 std::string utc_now_iso8601() {

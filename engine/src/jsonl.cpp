@@ -1,5 +1,6 @@
 #include "jsonl.hpp"
 
+#include "json/json_parse.hpp"
 #include "novelty/error.hpp"
 
 #include <cstdio>
@@ -33,11 +34,9 @@ bool JsonlReader::next(nlohmann::json& record) {
                                  " (the file must be UTF-8 encoded)");
         }
         try {
-            record = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
-            std::string message = e.what();
-            if (auto pos = message.find("parse error"); pos != std::string::npos) message = message.substr(pos);
-            throw InputError(path(), line_number(), "malformed JSON: " + message);
+            record = parse_json(text);
+        } catch (const JsonError& e) {
+            throw InputError(path(), line_number(), std::string("malformed JSON: ") + e.what());
         }
         if (!record.is_object())
             throw InputError(path(), line_number(), "expected a JSON object, found " + json_type_words(record));

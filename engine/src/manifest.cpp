@@ -1,7 +1,10 @@
 // manifest.json reading and writing.
+#include "corpus_recovery.hpp"
 #include "file_util.hpp"
 #include "novelty/corpus.hpp"
 #include "novelty/error.hpp"
+
+#include "json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +17,19 @@ namespace novelty {
 namespace {
 
 using nlohmann::json;
+
+json fingerprint_to_json(const FileFingerprint& f) {
+    if (f.sample_sha256.empty()) return nullptr;
+    return {{"bytes", f.bytes}, {"sample_sha256", f.sample_sha256}};
+}
+
+FileFingerprint fingerprint_from_json(const json& j, const char* name) {
+    const auto all = j.find("fingerprints");
+    if (all == j.end() || !all->is_object()) return {};
+    const auto one = all->find(name);
+    if (one == all->end() || one->is_null()) return {};
+    return {one->at("bytes").get<std::uint64_t>(), one->at("sample_sha256").get<std::string>()};
+}
 
 json counts_to_json(const std::vector<NameCount>& counts) {
     json out = json::array();
@@ -52,6 +68,9 @@ json to_json(const CorpusManifest& m) {
                                 {"duplicates_dropped", s.duplicates}});
     j["checksums"] = {{"papers.sqlite", m.papers_sha256},
                       {"vectors.npy", m.vectors_sha256.empty() ? json(nullptr) : json(m.vectors_sha256)}};
+    j["fingerprints"] = {{"papers.sqlite", fingerprint_to_json(m.papers_fingerprint)},
+                         {"vectors.npy", fingerprint_to_json(m.vectors_fingerprint)}};
+    j["input_order"] = m.input_order_recorded ? json("papers.input_row") : json(nullptr);
     j["created"] = m.created;
     j["dates"] = {{"min", m.date_min.empty() ? json(nullptr) : json(m.date_min)},
                   {"max", m.date_max.empty() ? json(nullptr) : json(m.date_max)},
@@ -87,6 +106,9 @@ CorpusManifest from_json(const json& j) {
     const auto& sums = j.at("checksums");
     m.papers_sha256 = sums.at("papers.sqlite").get<std::string>();
     m.vectors_sha256 = sums.at("vectors.npy").is_null() ? "" : sums.at("vectors.npy").get<std::string>();
+    m.papers_fingerprint = fingerprint_from_json(j, "papers.sqlite");
+    m.vectors_fingerprint = fingerprint_from_json(j, "vectors.npy");
+    m.input_order_recorded = j.contains("input_order") && j.at("input_order").is_string();
     m.created = j.at("created").get<std::string>();
     const auto& dates = j.at("dates");
     m.date_min = dates.at("min").is_null() ? "" : dates.at("min").get<std::string>();
@@ -109,7 +131,10 @@ CorpusManifest from_json(const json& j) {
 CorpusManifest read_manifest(const std::string& dir) {
     const std::string path = (std::filesystem::path(dir) / "manifest.json").string();
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw CorpusError(dir + ": no such corpus directory");
+    if (!std::filesystem::is_directory(dir, ec)) {
+        recover_interrupted_import(corpus_dir_path(dir));
+        if (!std::filesystem::is_directory(dir, ec)) throw CorpusError(dir + ": no such corpus directory");
+    }
     std::ifstream in(path);
     if (!in)
         throw CorpusError(dir + ": not a complete corpus (no manifest.json; an import may not have finished)");
@@ -117,8 +142,8 @@ CorpusManifest read_manifest(const std::string& dir) {
     text << in.rdbuf();
     json j;
     try {
-        j = json::parse(text.str());
-    } catch (const json::exception& e) {
+        j = parse_json(text.str());
+    } catch (const std::exception& e) {  // JsonError, or a read error
         throw CorpusError(path + ": invalid JSON: " + e.what());
     }
     if (!j.is_object() || j.value("format", "") != "novelty-corpus")
@@ -135,7 +160,7 @@ CorpusManifest read_manifest(const std::string& dir) {
 }
 
 void write_manifest(const std::string& dir, const CorpusManifest& manifest) {
-    write_file_atomic((std::filesystem::path(dir) / "manifest.json").string(), to_json(manifest).dump(2) + "\n");
+    write_file_atomic((std::filesystem::path(dir) / "manifest.json").string(), to_json(manifest).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace novelty

@@ -1,12 +1,15 @@
 // Self-join cache files: a fixed header, then int32 neighbour rows, float32 similarities and
-// float32 densities, little-endian.
-//   magic "NVSJOIN2" | vectors sha256 (64 ASCII hex) | n_rows u64 | q u64 | k_stored u64
+// float32 densities, little-endian, then a checksum of everything before it.
+//   magic "NVSJOIN3" | vectors sha256 (64 ASCII hex) | n_rows u64 | q u64 | k_stored u64
 //   | computed_by (16 bytes: the backend's label, NUL-padded)
-// Files with magic "NVSJOIN1" (no computed_by) are still read; their computed_by is empty.
 //   rows   int32[n_rows * k_stored]   (-1 = none)
 //   sims   float[n_rows * k_stored]
 //   density float[n_rows]
+//   sha256 (64 ASCII hex) of all the bytes above
+// Files of the earlier formats ("NVSJOIN1", "NVSJOIN2") carry no checksum: they are not used,
+// and the join is computed again and stored in the current format.
 #include "file_util.hpp"
+#include "novelty/checksum.hpp"
 #include "novelty/error.hpp"
 #include "novelty/neighbor_cache.hpp"
 
@@ -22,8 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char magic_v1[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '1'};
-constexpr char magic[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '2'};
+constexpr char magic[8] = {'N', 'V', 'S', 'J', 'O', 'I', 'N', '3'};
 constexpr std::size_t label_bytes = 16;
 
 struct Header {
@@ -49,21 +51,39 @@ bool read_self_join(const std::string& path, const std::string& vectors_sha256, 
     File file(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!file) return false;
     Header header{};
-    if (std::fread(&header, sizeof header, 1, file.get()) != 1) return false;
-    const bool v1 = std::memcmp(header.magic, magic_v1, sizeof magic_v1) == 0;
-    if (!v1 && std::memcmp(header.magic, magic, sizeof magic) != 0) return false;
     char label[label_bytes] = {};
-    if (!v1 && std::fread(label, 1, label_bytes, file.get()) != label_bytes) return false;
+    if (std::fread(&header, sizeof header, 1, file.get()) != 1) return false;
+    if (std::memcmp(header.magic, magic, sizeof magic) != 0) return false;  // another format: not checked, not used
     if (vectors_sha256.size() != 64 || std::memcmp(header.vectors_sha256, vectors_sha256.data(), 64) != 0) return false;
     if (header.n_rows != n_rows || header.q != q || header.k_stored != k_stored) return false;
+    // This is the cache for these vectors and parameters: from here on, anything amiss is damage.
+    const auto damaged = [&](const std::string& what) {
+        return CorpusError(path + ": the cached neighbour densities are damaged (" + what +
+                           "); run 'novelty index' on the corpus with the same --q and --cutoff to compute them again");
+    };
     const std::size_t n = n_rows * k_stored;
+    const std::uint64_t expected_bytes = sizeof header + label_bytes + n * (sizeof(std::int32_t) + sizeof(float)) +
+                                         n_rows * sizeof(float) + 64;
+    std::error_code ec;
+    const std::uint64_t bytes = fs::file_size(path, ec);
+    if (ec || bytes != expected_bytes)
+        throw damaged(std::to_string(bytes) + " bytes where " + std::to_string(expected_bytes) + " were written");
+    Sha256 digest;
+    digest.update(&header, sizeof header);
+    const auto read = [&](void* data, std::size_t size, std::size_t count) {
+        if (std::fread(data, size, count, file.get()) != count) throw damaged("read error");
+        digest.update(data, size * count);
+    };
+    read(label, 1, label_bytes);
     std::vector<std::int32_t> rows(n);
     join.sims.resize(n);
     join.density.resize(n_rows);
-    if (std::fread(rows.data(), sizeof(std::int32_t), n, file.get()) != n) return false;
-    if (std::fread(join.sims.data(), sizeof(float), n, file.get()) != n) return false;
-    if (std::fread(join.density.data(), sizeof(float), n_rows, file.get()) != n_rows) return false;
-    if (std::fgetc(file.get()) != EOF) return false;
+    read(rows.data(), sizeof(std::int32_t), n);
+    read(join.sims.data(), sizeof(float), n);
+    read(join.density.data(), sizeof(float), n_rows);
+    char stored[64];
+    if (std::fread(stored, 1, sizeof stored, file.get()) != sizeof stored) throw damaged("no checksum");
+    if (digest.hex() != std::string(stored, sizeof stored)) throw damaged("its checksum does not match its contents");
     join.rows.assign(rows.begin(), rows.end());
     join.n_rows = n_rows;
     join.q = q;
@@ -75,6 +95,7 @@ bool read_self_join(const std::string& path, const std::string& vectors_sha256, 
 void write_self_join(const std::string& path, const std::string& vectors_sha256, const SelfJoin& join) {
     if (vectors_sha256.size() != 64) throw Error("self-join cache: the corpus vectors have no checksum");
     fs::create_directories(fs::path(path).parent_path());
+    remove_stale_temp_files(fs::path(path).parent_path().string());
     Header header{};
     std::memcpy(header.magic, magic, sizeof magic);
     std::memcpy(header.vectors_sha256, vectors_sha256.data(), 64);
@@ -84,23 +105,32 @@ void write_self_join(const std::string& path, const std::string& vectors_sha256,
     char label[label_bytes] = {};
     std::memcpy(label, join.computed_by.data(), std::min(join.computed_by.size(), label_bytes));
     AtomicFile file(path);
-    file.write(&header, sizeof header);
-    file.write(label, label_bytes);
+    Sha256 digest;
+    const auto write = [&](const void* data, std::size_t n_bytes) {
+        digest.update(data, n_bytes);
+        file.write(data, n_bytes);
+    };
+    write(&header, sizeof header);
+    write(label, label_bytes);
     std::vector<std::int32_t> rows(std::min<std::size_t>(join.rows.size(), 1 << 20));
     for (std::size_t start = 0; start < join.rows.size(); start += rows.size()) {
         const std::size_t n = std::min(rows.size(), join.rows.size() - start);
         for (std::size_t i = 0; i < n; ++i) rows[i] = static_cast<std::int32_t>(join.rows[start + i]);
-        file.write(rows.data(), n * sizeof(std::int32_t));
+        write(rows.data(), n * sizeof(std::int32_t));
     }
-    file.write(join.sims.data(), join.sims.size() * sizeof(float));
-    file.write(join.density.data(), join.density.size() * sizeof(float));
+    write(join.sims.data(), join.sims.size() * sizeof(float));
+    write(join.density.data(), join.density.size() * sizeof(float));
+    const std::string sum = digest.hex();
+    file.write(sum.data(), sum.size());
     file.commit();
 }
 
-SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::size_t n_rows, std::size_t q,
+SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t n_rows, std::size_t q,
                           std::size_t k_stored, const ProgressFn& progress, bool* from_cache,
                           const CacheWarning& on_store_failure) {
     const VectorView vectors = VectorView::of(corpus.vectors());
+    if (index.corpus().data != vectors.data || index.n_rows() != vectors.n_rows)
+        throw UsageError("cached_self_join: the search index was not built on this corpus's vectors");
     if (n_rows > static_cast<std::size_t>(INT32_MAX)) throw UsageError("self-join: more than 2^31 rows");
     const std::string path = self_join_cache_path(corpus, n_rows, q, k_stored);
     const std::string& sha = corpus.manifest().vectors_sha256;
@@ -109,7 +139,7 @@ SelfJoin cached_self_join(const Corpus& corpus, SearchBackend& backend, std::siz
         if (from_cache) *from_cache = true;
         return join;
     }
-    join = backend.self_join(vectors, n_rows, q, k_stored, progress);
+    join = index.self_join(n_rows, q, k_stored, progress);
     try {
         write_self_join(path, sha, join);
     } catch (const std::exception& e) {

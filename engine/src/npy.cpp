@@ -2,6 +2,7 @@
 // numpy/lib/format.py. Headers are written byte for byte as numpy 2.x writes them.
 #include "novelty/npy.hpp"
 
+#include "kill_point.hpp"
 #include "novelty/error.hpp"
 #include "novelty/half.hpp"
 
@@ -222,6 +223,7 @@ public:
             size -= static_cast<std::size_t>(n);
             if (offset >= 0) offset += n;
         }
+        kill_point(kill_step_for("write", path_));
     }
     /// fsync, close, rename onto the final path, then fsync the directory (best effort).
     void commit() {
@@ -229,6 +231,7 @@ public:
         const int fd = fd_;
         fd_ = -1;
         if (::close(fd) != 0) throw Error("cannot close " + temp_ + ": " + errno_text());
+        kill_point(kill_step_for("rename", path_));
         if (::rename(temp_.c_str(), path_.c_str()) != 0)
             throw Error("cannot rename " + temp_ + " to " + path_ + ": " + errno_text());
         committed_ = true;

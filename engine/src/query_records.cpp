@@ -1,11 +1,14 @@
 #include "novelty/query_records.hpp"
 
 #include "jsonl.hpp"
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 
 #include <unordered_map>
 
 namespace novelty {
+
+bool is_blank(std::string_view text) { return text.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos; }
 
 std::vector<QueryRecord> read_query_records(const std::string& path) {
     JsonlReader reader(path);
@@ -24,12 +27,13 @@ std::vector<QueryRecord> read_query_records(const std::string& path) {
         else fail("'id' must be a string or an integer, found " + json_type_words(*id));
         if (r.id.empty()) fail("'id' is empty");
         auto [it, fresh] = line_of_id.emplace(r.id, line);
-        if (!fresh) fail("duplicate id '" + r.id + "' (first at line " + std::to_string(it->second) + ")");
+        if (!fresh) fail("duplicate id " + quote_value(r.id) + " (first at line " + std::to_string(it->second) + ")");
         auto text_of = [&](const char* key) -> std::string {
             auto v = j.find(key);
             if (v == j.end() || v->is_null()) return {};
             if (!v->is_string()) fail(std::string("'") + key + "' must be a string, found " + json_type_words(*v));
-            return v->get<std::string>();
+            std::string value = v->get<std::string>();
+            return is_blank(value) ? std::string() : value;
         };
         r.title = text_of("title");
         r.text = text_of("text");
@@ -37,7 +41,7 @@ std::vector<QueryRecord> read_query_records(const std::string& path) {
         const std::string date = text_of("date");
         if (!date.empty()) {
             r.date = parse_date(date);
-            if (!r.date) fail("unparseable date '" + date + "' (expected YYYY, YYYY-MM or YYYY-MM-DD)");
+            if (!r.date) fail("unparseable date " + quote_value(date) + " (expected YYYY, YYYY-MM or YYYY-MM-DD)");
         }
         if (auto ex = j.find("exclude"); ex != j.end() && !ex->is_null()) {
             if (!ex->is_array()) fail("'exclude' must be an array of paper ids, found " + json_type_words(*ex));

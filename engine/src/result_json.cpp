@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu/parallel_for.hpp"
+#include "io/json_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +22,7 @@ ordered text_or_null(const std::string& s) { return s.empty() ? ordered(nullptr)
 std::string score_result_json(const Corpus& corpus, const ScoreReportContext& context, const std::string& id,
                               const IdeaScore& s, const std::string& cutoff, const std::vector<std::string>& excluded) {
     auto wanted = [&](const char* method) { return context.methods.empty() || context.methods.count(method) > 0; };
+    auto asked = [&](const char* method) { return context.methods.count(method) > 0; };
     ordered j;
     j["id"] = id;
     ordered scores = ordered::object();
@@ -26,6 +30,10 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
     if (wanted("hd")) scores["hd"] = number_or_null(s.hd);
     if (wanted("on")) scores["on"] = s.on ? ordered(*s.on) : ordered(nullptr);
     if (wanted("density")) scores["density"] = s.nd;
+    if (asked("density_p")) scores["density_p"] = s.density_p;
+    if (asked("rnd_euclid")) scores["rnd_euclid"] = s.rnd_euclid;
+    if (asked("rel_hd")) scores["rel_hd"] = number_or_null(s.rel_hd);
+    if (asked("rnd_hd")) scores["rnd_hd"] = number_or_null(s.rnd_hd);
     j["scores"] = scores;
     j["nd"] = s.nd;
     ordered neighbors = ordered::array();
@@ -46,6 +54,7 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
                        {"include_self", context.include_self},
                        {"split", text_or_null(context.split)},
                        {"searchable", s.searchable}};
+    if (!context.split.empty()) j["provenance"]["historical_from"] = text_or_null(context.historical_from);
     if (!context.backend.empty()) j["provenance"]["backend"] = context.backend;
     if (!s.densities_by.empty()) j["provenance"]["densities_backend"] = s.densities_by;
     return j.dump();
@@ -53,19 +62,64 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
 
 std::string search_result_json(const Corpus& corpus, const std::string& query_id, const TopK& top, std::size_t query,
                                const std::string& cutoff, std::size_t searchable, std::size_t k) {
-    ordered neighbors = ordered::array();
+    const std::int64_t* rows = top.rows.data() + query * top.k;
+    const PaperLabels labels = corpus.labels(std::vector<std::int64_t>(rows, rows + top.count[query]));
+    std::string line;
+    append_search_result_json(line, labels, query_id, top, query, cutoff, searchable, k);
+    return line;
+}
+
+void append_search_result_json(std::string& out, const PaperLabels& labels, const std::string& query_id,
+                               const TopK& top, std::size_t query, const std::string& cutoff, std::size_t searchable,
+                               std::size_t k) {
+    using namespace json_text;
     const std::size_t n = k == 0 ? top.count[query] : std::min(k, top.count[query]);
+    out += "{\"query\":";
+    append_string(out, query_id);
+    out += ",\"neighbors\":[";
     for (std::size_t r = 0; r < n; ++r) {
-        const auto row = static_cast<std::size_t>(top.row(query, r));
-        const auto [id, title] = corpus.id_and_title(row);
-        neighbors.push_back({{"id", id}, {"row", row}, {"sim", top.sim(query, r)}, {"title", title}});
+        const std::int64_t row = top.row(query, r);
+        const std::size_t at = labels.index_of(row);
+        out += r == 0 ? "{\"id\":" : ",{\"id\":";
+        append_string(out, labels.ids[at]);
+        out += ",\"row\":";
+        append_count(out, static_cast<std::size_t>(row));
+        out += ",\"sim\":";
+        append_number(out, top.sim(query, r));
+        out += ",\"title\":";
+        append_string(out, labels.titles.empty() ? std::string() : labels.titles[at]);
+        out += '}';
     }
-    ordered line;
-    line["query"] = query_id;
-    line["neighbors"] = neighbors;
-    line["cutoff"] = text_or_null(cutoff);
-    line["searchable"] = searchable;
-    return line.dump();
+    out += "],\"cutoff\":";
+    if (cutoff.empty())
+        out += "null";
+    else
+        append_string(out, cutoff);
+    out += ",\"searchable\":";
+    append_count(out, searchable);
+    out += '}';
+}
+
+std::string format_lines(std::size_t n, const std::function<void(std::size_t i, std::string& out)>& line,
+                         std::size_t threads) {
+    constexpr std::size_t lines_per_block = 64;
+    const std::size_t n_blocks = (n + lines_per_block - 1) / lines_per_block;
+    std::vector<std::string> blocks(n_blocks);
+    parallel_for_blocks(n_blocks, threads, [&](std::size_t b) {
+        for (std::size_t i = b * lines_per_block; i < std::min(n, (b + 1) * lines_per_block); ++i) {
+            line(i, blocks[b]);
+            blocks[b] += '\n';
+        }
+    });
+    std::size_t bytes = 0;
+    for (const auto& block : blocks) bytes += block.size();
+    std::string text;
+    text.reserve(bytes);
+    for (auto& block : blocks) {
+        text += block;
+        std::string().swap(block);
+    }
+    return text;
 }
 
 }  // namespace novelty

@@ -4,12 +4,11 @@
 
 namespace novelty {
 
-std::vector<Ranking> dense_rankings(SearchBackend& backend, const VectorView& corpus, const SearchQueries& queries,
-                                    std::size_t depth) {
+std::vector<Ranking> dense_rankings(SearchIndex& index, const SearchQueries& queries, std::size_t depth) {
     if (depth < 1 || depth > SearchBackend::max_k)
         throw UsageError("dense retrieval depth must be 1.." + std::to_string(SearchBackend::max_k) + ", not " +
                          std::to_string(depth));
-    const TopK top = backend.search(corpus, queries, depth);
+    const TopK top = index.search(queries, depth);
     std::vector<Ranking> rankings(queries.n_queries);
     for (std::size_t q = 0; q < queries.n_queries; ++q) {
         Ranking& r = rankings[q];

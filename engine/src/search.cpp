@@ -1,8 +1,10 @@
-// SearchBackend's public methods: argument checks, query normalisation, then the implementation.
+// SearchIndex's public methods: argument checks, query normalisation, then the implementation;
+// SearchBackend::build.
 #include "novelty/error.hpp"
 #include "novelty/search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "cpu/parallel_for.hpp"
+#include "search_counters.hpp"
 
 namespace novelty {
 
@@ -47,6 +50,9 @@ constexpr std::size_t queries_per_block = 256;
 // result does not depend on how the queries are split between threads; blocks of 256
 // queries run on all cores and write straight into `storage` (no separate copy pass).
 SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries, std::unique_ptr<float[]>& storage) {
+    if (!queries.row_begin.empty() && queries.row_begin.size() != queries.n_queries)
+        throw UsageError("row_begin has " + std::to_string(queries.row_begin.size()) + " entries for " +
+                         std::to_string(queries.n_queries) + " queries");
     if (queries.n_queries > 0 && queries.dim != corpus.dim)
         throw UsageError("dimension mismatch: the queries have dimension " + std::to_string(queries.dim) +
                          " but the corpus has " + std::to_string(corpus.dim));
@@ -91,42 +97,53 @@ SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries,
     return out;
 }
 
+std::atomic<std::size_t> indexes_built{0};
+
 }  // namespace
 
-TopK SearchBackend::search(const VectorView& corpus, const SearchQueries& queries, std::size_t k) {
+std::size_t search_indexes_built() { return indexes_built.load(); }
+
+SearchIndex::SearchIndex(const VectorView& corpus) : corpus_(corpus) {
     check_corpus(corpus);
-    check_k(k);
-    std::unique_ptr<float[]> storage;
-    return search_impl(corpus, normalised(corpus, queries, storage), k);
+    ++indexes_built;
 }
 
-SelfJoin SearchBackend::self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                                  const ProgressFn& progress) {
+std::unique_ptr<SearchIndex> SearchBackend::build(const VectorView& corpus) const {
     check_corpus(corpus);
-    if (n_rows == 0 || n_rows > corpus.n_rows)
-        throw UsageError("self-join prefix must be 1.." + std::to_string(corpus.n_rows) + " rows, not " +
+    std::unique_ptr<SearchIndex> index = build_impl(corpus);
+    index->tuning = tuning;
+    return index;
+}
+
+TopK SearchIndex::search(const SearchQueries& queries, std::size_t k) {
+    check_k(k);
+    std::unique_ptr<float[]> storage;
+    return search_impl(normalised(corpus_, queries, storage), k);
+}
+
+SelfJoin SearchIndex::self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const ProgressFn& progress) {
+    if (n_rows == 0 || n_rows > corpus_.n_rows)
+        throw UsageError("self-join prefix must be 1.." + std::to_string(corpus_.n_rows) + " rows, not " +
                          std::to_string(n_rows));
     if (q < 1) throw UsageError("q must be at least 1");
     if (k_stored < q) throw UsageError("k_stored must be at least q");
     check_k(k_stored);
-    SelfJoin join = self_join_impl(corpus, n_rows, q, k_stored, progress);
+    SelfJoin join = self_join_impl(n_rows, q, k_stored, progress);
     join.computed_by = label();
     return join;
 }
 
-TopK SearchBackend::search_candidates(const VectorView& corpus, const SearchQueries& queries,
-                                      const RowLists& candidates, std::size_t k) {
-    check_corpus(corpus);
+TopK SearchIndex::search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k) {
     check_k(k);
     if (candidates.n_items() != queries.n_queries)
         throw UsageError("candidates have " + std::to_string(candidates.n_items()) + " lists for " +
                          std::to_string(queries.n_queries) + " queries");
     for (std::int64_t row : candidates.rows)
-        if (row < 0 || static_cast<std::size_t>(row) >= corpus.n_rows)
+        if (row < 0 || static_cast<std::size_t>(row) >= corpus_.n_rows)
             throw UsageError("candidate row " + std::to_string(row) + " is outside the corpus (" +
-                             std::to_string(corpus.n_rows) + " rows)");
+                             std::to_string(corpus_.n_rows) + " rows)");
     std::unique_ptr<float[]> storage;
-    return search_candidates_impl(corpus, normalised(corpus, queries, storage), candidates, k);
+    return search_candidates_impl(normalised(corpus_, queries, storage), candidates, k);
 }
 
 }  // namespace novelty

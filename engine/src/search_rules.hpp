@@ -17,6 +17,9 @@ namespace novelty {
 /// empty (no cutoffs).
 std::size_t searchable_rows(const std::vector<std::size_t>& row_limit, std::size_t query, std::size_t n_rows);
 
+/// The first row query `query` may search: row_begin[query], or 0 when row_begin is empty.
+std::size_t first_searchable_row(const std::vector<std::size_t>& row_begin, std::size_t query);
+
 /// How many of the n_cols columns of a tile starting at corpus row first_col lie below the
 /// row limit `limit` (0 when the tile starts at or past it).
 std::size_t columns_below_limit(std::size_t limit, std::size_t first_col, std::size_t n_cols);
@@ -25,10 +28,10 @@ std::size_t columns_below_limit(std::size_t limit, std::size_t first_col, std::s
 /// exclusions.
 std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries);
 
-/// Item `item`'s candidate rows, ascending, each once, without rows at or past `limit` and
+/// Item `item`'s candidate rows, ascending, each once, only those in [begin, limit), and
 /// without the rows in `excluded_sorted` (may be null).
-std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t limit,
-                                         const std::vector<std::int64_t>* excluded_sorted);
+std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t begin,
+                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted);
 
 /// An n_queries x k result with nothing found yet: rows -1, similarities -inf, counts 0.
 TopK empty_top_k(std::size_t n_queries, std::size_t k);

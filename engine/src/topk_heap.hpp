@@ -10,7 +10,7 @@
 
 namespace novelty {
 
-/// 8 bytes: corpora are limited to 2^31 - 1 rows (SearchBackend checks).
+/// 8 bytes: corpora are limited to 2^31 - 1 rows (SearchIndex checks).
 struct ScoredRow {
     float sim;
     std::int32_t row;

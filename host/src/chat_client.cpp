@@ -7,6 +7,8 @@
 #include "novelty/error.hpp"
 
 #include <curl/curl.h>
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -120,7 +122,8 @@ struct ChatClient::Impl {
 
     /// Delivers a final result: accounting, the cache, the callback, the idle count.
     void finish(std::unique_ptr<Job> job, ChatResult result) {
-        if (result.ok && cache && job->request.use_cache)
+        if (result.ok && cache && job->request.use_cache &&
+            (!job->request.cacheable || job->request.cacheable(result.content)))
             cache->put(job->key, job->request.model, job->request.stage,
                        {result.content, result.prompt_tokens, result.completion_tokens});
         count(job->request.stage, [&](StageUsage& u) {
@@ -234,8 +237,8 @@ struct ChatClient::Impl {
         if (status >= 200 && status < 300) {
             json answer;
             try {
-                answer = json::parse(t.response);
-            } catch (const json::parse_error& e) {
+                answer = parse_json(t.response);
+            } catch (const JsonError&) {
                 retry_or_fail(std::move(job),
                               "HTTP " + std::to_string(status) + " but the body is not valid JSON; body starts: " +
                                   detail::body_excerpt(t.response),
@@ -424,7 +427,9 @@ void ChatClient::submit(ChatRequest request, Callback done) {
         return;
     }
     if (impl.cache && job->request.use_cache) {
-        if (auto hit = impl.cache->get(job->key)) {
+        auto hit = impl.cache->get(job->key);
+        if (hit && job->request.cacheable && !job->request.cacheable(hit->content)) hit.reset();
+        if (hit) {
             ChatResult r;
             r.ok = true;
             r.from_cache = true;

@@ -106,7 +106,10 @@ public:
         const std::string label = name();
         ask_json(
             client_, request_for(std::string(prompt_text("verdict")), verdict_prompt(profile), "verdict"),
-            [verdict, n_claims](const std::string& content) { return parse_verdict_answer(content, n_claims, *verdict); },
+            [verdict, n_claims, profile](const std::string& content) {
+                if (auto problem = parse_verdict_answer(content, n_claims, *verdict)) return problem;
+                return verdict_source_problem(*verdict, profile);
+            },
             [verdict, rule, done, label](std::optional<std::string> content, std::string error) {
                 if (content) {
                     Verdict v = *verdict;
@@ -221,8 +224,24 @@ std::optional<std::string> parse_verdict_answer(const std::string& content, std:
     return std::nullopt;
 }
 
+std::optional<std::string> verdict_source_problem(const Verdict& verdict, const Profile& profile) {
+    if (!verdict.source) return std::nullopt;
+    std::string listed;
+    std::size_t n_listed = 0;
+    for (const ProfileClaim& c : profile.claims)
+        for (const ProfileCandidate& cand : c.candidates) {
+            if (cand.paper.id == *verdict.source) return std::nullopt;
+            if (n_listed < 12 && listed.find("'" + cand.paper.id + "'") == std::string::npos) {
+                listed += (n_listed++ ? ", '" : "'") + cand.paper.id + "'";
+            }
+        }
+    return "\"source\" is '" + clip(*verdict.source, 80) + "', which is not one of the candidate papers" +
+           (listed.empty() ? std::string(" (there are none: the source must be null)") : " (" + listed + ")");
+}
+
 void ask_json(ChatClient& client, ChatRequest request, std::function<std::optional<std::string>(const std::string&)> validate,
               std::function<void(std::optional<std::string>, std::string)> done) {
+    request.cacheable = [validate](const std::string& content) { return !validate(content); };
     auto first = std::make_shared<ChatRequest>(request);
     client.submit(std::move(request), [&client, first, validate, done](ChatResult result) {
         if (!result.ok) {

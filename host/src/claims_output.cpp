@@ -3,6 +3,8 @@
 
 #include "novelty/error.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace novelty::host {
@@ -65,7 +67,7 @@ std::string proposal_result_json(const ProposalResult& r, const std::string& con
         if (r.failed_grades > 0) j["failed_grades"] = r.failed_grades;
     }
     if (!context_json.empty()) {
-        const json context = json::parse(context_json);
+        const json context = parse_json(context_json);
         if (!context.is_object()) throw UsageError("proposal_result_json: the context must be a JSON object");
         for (const auto& [key, value] : context.items()) j[key] = value;
     }

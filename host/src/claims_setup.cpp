@@ -2,6 +2,8 @@
 
 #include "novelty/error.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -138,7 +140,7 @@ std::string claims_context_json(const ClaimsRunInfo& info, const std::string& pr
     ctx["stages"] = {{"extractor", info.extractor}, {"grader", info.grader}, {"judge", info.judge}};
     ordered_json prov = {{"corpus", info.corpus_identity}, {"embedder", info.embedder}, {"pool_papers", info.pool_papers}};
     if (!provenance.empty()) {
-        const ordered_json given = ordered_json::parse(provenance);
+        const ordered_json given = parse_ordered_json(provenance);
         for (const auto& [key, value] : given.items()) prov[key] = value;
     }
     ctx["provenance"] = prov;

@@ -17,6 +17,8 @@
 #include <thread>
 #include <utility>
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "novelty/error.hpp"
@@ -254,8 +256,8 @@ struct HttpEmbedder::Impl {
             } else if (result.status >= 200 && result.status < 300) {
                 std::optional<json> answer;
                 try {
-                    answer = json::parse(result.body);
-                } catch (const json::parse_error& e) {
+                    answer = parse_json(result.body);
+                } catch (const JsonError& e) {
                     // Retried: truncated bodies and proxies' HTML pages are usually transient.
                     last_problem = "HTTP " + std::to_string(result.status) + " but the body is not valid JSON (" +
                                    e.what() + "); body starts: " + body_excerpt(result.body);

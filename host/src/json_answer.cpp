@@ -1,3 +1,5 @@
+#include "json_parse.hpp"
+#include "novelty/error.hpp"
 #include "json_answer.hpp"
 
 #include <cctype>
@@ -17,8 +19,8 @@ std::optional<std::string> parse_answer_object(const std::string& content, nlohm
     };
     if (!only_fence(before) || !only_fence(after)) return "the answer holds text besides the JSON object";
     try {
-        out = nlohmann::json::parse(content.substr(open, close - open + 1));
-    } catch (const nlohmann::json::parse_error& e) {
+        out = parse_json(std::string_view(content).substr(open, close - open + 1));
+    } catch (const JsonError& e) {
         return std::string("the answer is not valid JSON: ") + e.what();
     }
     if (!out.is_object()) return "the answer is not a JSON object";

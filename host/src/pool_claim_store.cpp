@@ -5,6 +5,8 @@
 
 #include <sqlite3.h>
 
+#include <array>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -29,10 +31,27 @@ struct Statement {
 
 }  // namespace
 
+// What a paper's claims checksum covers: every field of every claim, in order.
+std::string claims_checksum(const std::vector<std::array<std::string, 4>>& rows) {
+    std::string all;
+    for (const auto& r : rows) all += r[0] + '\x1f' + r[1] + '\x1f' + r[2] + '\x1f' + r[3] + '\x1e';
+    return sha256_hex(all);
+}
+
 struct PoolClaimStore::Impl {
     sqlite3* db = nullptr;
     std::string path;
     std::mutex mutex;
+    bool warned_damage = false;
+
+    // A cached entry whose checksum does not match is never used: it is computed again (and
+    // replaced), with one warning per store.
+    void damaged(const std::string& what) {
+        if (warned_damage) return;
+        warned_damage = true;
+        std::fprintf(stderr, "novelty: warning: %s: a cached entry (%s) does not match its checksum (the cache is "
+                     "damaged); it is computed again\n", path.c_str(), what.c_str());
+    }
 
     void exec(const std::string& sql) {
         char* err = nullptr;
@@ -64,6 +83,10 @@ PoolClaimStore::PoolClaimStore(const std::string& path) : impl_(std::make_unique
             " attribute TEXT, value TEXT, PRIMARY KEY (extractor, paper_id, idx));"
             "CREATE TABLE IF NOT EXISTS vectors (embedder TEXT, text_sha256 TEXT, dim INTEGER, data BLOB,"
             " PRIMARY KEY (embedder, text_sha256));");
+        // Checksums of the cached contents (absent, NULL, in stores written before they existed).
+        for (const char* column : {"ALTER TABLE extracted ADD COLUMN claims_sha256 TEXT",
+                                   "ALTER TABLE vectors ADD COLUMN data_sha256 TEXT"})
+            sqlite3_exec(impl_->db, column, nullptr, nullptr, nullptr);  // fails only when it exists already
     } catch (...) {
         sqlite3_close(impl_->db);
         impl_->db = nullptr;
@@ -79,11 +102,13 @@ const std::string& PoolClaimStore::path() const { return impl_->path; }
 
 std::optional<std::vector<Claim>> PoolClaimStore::claims(const std::string& extractor, const std::string& paper_id) {
     std::lock_guard lock(impl_->mutex);
+    std::optional<std::string> stored_sum;
     {
-        Statement s(impl_->db, "SELECT 1 FROM extracted WHERE extractor = ? AND paper_id = ?", impl_->path);
+        Statement s(impl_->db, "SELECT claims_sha256 FROM extracted WHERE extractor = ? AND paper_id = ?", impl_->path);
         s.text(1, extractor);
         s.text(2, paper_id);
         if (sqlite3_step(s.stmt) != SQLITE_ROW) return std::nullopt;
+        if (sqlite3_column_type(s.stmt, 0) != SQLITE_NULL) stored_sum = s.column(0);
     }
     Statement s(impl_->db,
                 "SELECT text, dimension, attribute, value FROM claims WHERE extractor = ? AND paper_id = ? ORDER BY idx",
@@ -91,13 +116,19 @@ std::optional<std::vector<Claim>> PoolClaimStore::claims(const std::string& extr
     s.text(1, extractor);
     s.text(2, paper_id);
     std::vector<Claim> out;
+    std::vector<std::array<std::string, 4>> rows;
     while (sqlite3_step(s.stmt) == SQLITE_ROW) {
+        rows.push_back({s.column(0), s.column(1), s.column(2), s.column(3)});
         Claim c;
-        c.text = s.column(0);
-        c.dimension = parse_dimension(s.column(1)).value_or(ClaimDimension::methodology);
-        c.attribute = s.column(2);
-        c.value = s.column(3);
+        c.text = rows.back()[0];
+        c.dimension = parse_dimension(rows.back()[1]).value_or(ClaimDimension::methodology);
+        c.attribute = rows.back()[2];
+        c.value = rows.back()[3];
         out.push_back(std::move(c));
+    }
+    if (stored_sum && *stored_sum != claims_checksum(rows)) {
+        impl_->damaged("the claims of paper '" + paper_id + "'");
+        return std::nullopt;
     }
     return out;
 }
@@ -125,9 +156,13 @@ void PoolClaimStore::put_claims(const std::string& extractor, const std::string&
             s.text(7, claims[i].value);
             impl_->check_done(sqlite3_step(s.stmt));
         }
-        Statement m(impl_->db, "INSERT OR REPLACE INTO extracted (extractor, paper_id) VALUES (?, ?)", impl_->path);
+        std::vector<std::array<std::string, 4>> rows;
+        for (const Claim& c : claims) rows.push_back({c.text, dimension_name(c.dimension), c.attribute, c.value});
+        Statement m(impl_->db, "INSERT OR REPLACE INTO extracted (extractor, paper_id, claims_sha256) VALUES (?, ?, ?)",
+                    impl_->path);
         m.text(1, extractor);
         m.text(2, paper_id);
+        m.text(3, claims_checksum(rows));
         impl_->check_done(sqlite3_step(m.stmt));
         impl_->exec("COMMIT");
     } catch (...) {
@@ -138,7 +173,8 @@ void PoolClaimStore::put_claims(const std::string& extractor, const std::string&
 
 std::optional<std::vector<float>> PoolClaimStore::vector(const std::string& embedder, const std::string& text) {
     std::lock_guard lock(impl_->mutex);
-    Statement s(impl_->db, "SELECT dim, data FROM vectors WHERE embedder = ? AND text_sha256 = ?", impl_->path);
+    Statement s(impl_->db, "SELECT dim, data, data_sha256 FROM vectors WHERE embedder = ? AND text_sha256 = ?",
+                impl_->path);
     s.text(1, embedder);
     s.text(2, sha256_hex(text));
     if (sqlite3_step(s.stmt) != SQLITE_ROW) return std::nullopt;
@@ -147,6 +183,11 @@ std::optional<std::vector<float>> PoolClaimStore::vector(const std::string& embe
     if (dim == 0 || bytes != dim * sizeof(float)) return std::nullopt;
     std::vector<float> v(dim);
     std::memcpy(v.data(), sqlite3_column_blob(s.stmt, 1), bytes);
+    if (sqlite3_column_type(s.stmt, 2) != SQLITE_NULL &&
+        s.column(2) != sha256_hex(std::string_view(reinterpret_cast<const char*>(v.data()), bytes))) {
+        impl_->damaged("a claim vector");
+        return std::nullopt;
+    }
     return v;
 }
 
@@ -157,12 +198,14 @@ void PoolClaimStore::put_vectors(const std::string& embedder, const std::vector<
     impl_->exec("BEGIN");
     try {
         for (std::size_t i = 0; i < texts.size(); ++i) {
-            Statement s(impl_->db, "INSERT OR REPLACE INTO vectors (embedder, text_sha256, dim, data) VALUES (?,?,?,?)",
+            Statement s(impl_->db,
+                        "INSERT OR REPLACE INTO vectors (embedder, text_sha256, dim, data, data_sha256) VALUES (?,?,?,?,?)",
                         impl_->path);
             s.text(1, embedder);
             s.text(2, sha256_hex(texts[i]));
             sqlite3_bind_int64(s.stmt, 3, static_cast<sqlite3_int64>(dim));
             sqlite3_bind_blob(s.stmt, 4, rows.data() + i * dim, static_cast<int>(dim * sizeof(float)), SQLITE_TRANSIENT);
+            s.text(5, sha256_hex(std::string_view(reinterpret_cast<const char*>(rows.data() + i * dim), dim * sizeof(float))));
             impl_->check_done(sqlite3_step(s.stmt));
         }
         impl_->exec("COMMIT");

@@ -1,5 +1,6 @@
 #include "response_cache.hpp"
 
+#include "novelty/checksum.hpp"
 #include "novelty/error.hpp"
 
 #include <sqlite3.h>
@@ -29,6 +30,8 @@ ResponseCache::ResponseCache(const std::string& path) : path_(path) {
         db_ = nullptr;
         throw Error(path + ": cannot set up the LLM response cache: " + message);
     }
+    // The content's checksum (NULL in caches written before it existed); fails when it exists.
+    sqlite3_exec(db_, "ALTER TABLE responses ADD COLUMN content_sha256 TEXT", nullptr, nullptr, nullptr);
 }
 
 ResponseCache::~ResponseCache() {
@@ -38,7 +41,7 @@ ResponseCache::~ResponseCache() {
 std::optional<CachedResponse> ResponseCache::get(const std::string& key) {
     std::lock_guard lock(mutex_);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, "SELECT content, prompt_tokens, completion_tokens FROM responses WHERE key = ?", -1, &stmt,
+    if (sqlite3_prepare_v2(db_, "SELECT content, prompt_tokens, completion_tokens, content_sha256 FROM responses WHERE key = ?", -1, &stmt,
                            nullptr) != SQLITE_OK)
         return std::nullopt;
     sqlite3_bind_text(stmt, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
@@ -49,7 +52,16 @@ std::optional<CachedResponse> ResponseCache::get(const std::string& key) {
         r.content = text != nullptr ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0))) : "";
         r.prompt_tokens = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 1));
         r.completion_tokens = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 2));
-        out = std::move(r);
+        const auto* sum = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3));
+        if (sum != nullptr && sha256_hex(r.content) != sum) {
+            // A damaged answer is never used: it is asked again and replaced.
+            if (!warned_damage_)
+                std::fprintf(stderr, "novelty: warning: %s: a cached LLM answer does not match its checksum (the cache is "
+                             "damaged); it is asked again\n", path_.c_str());
+            warned_damage_ = true;
+        } else {
+            out = std::move(r);
+        }
     }
     sqlite3_finalize(stmt);
     return out;
@@ -60,8 +72,8 @@ void ResponseCache::put(const std::string& key, const std::string& model, const 
     std::lock_guard lock(mutex_);
     sqlite3_stmt* stmt = nullptr;
     int rc = sqlite3_prepare_v2(db_,
-                                "INSERT OR REPLACE INTO responses (key, model, stage, content, prompt_tokens, completion_tokens)"
-                                " VALUES (?, ?, ?, ?, ?, ?)",
+                                "INSERT OR REPLACE INTO responses (key, model, stage, content, prompt_tokens, completion_tokens,"
+                                " content_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                 -1, &stmt, nullptr);
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(stmt, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
@@ -70,6 +82,8 @@ void ResponseCache::put(const std::string& key, const std::string& model, const 
         sqlite3_bind_text(stmt, 4, response.content.data(), static_cast<int>(response.content.size()), SQLITE_TRANSIENT);
         sqlite3_bind_int64(stmt, 5, static_cast<sqlite3_int64>(response.prompt_tokens));
         sqlite3_bind_int64(stmt, 6, static_cast<sqlite3_int64>(response.completion_tokens));
+        const std::string sum = sha256_hex(response.content);
+        sqlite3_bind_text(stmt, 7, sum.data(), static_cast<int>(sum.size()), SQLITE_TRANSIENT);
         rc = sqlite3_step(stmt);
     }
     sqlite3_finalize(stmt);

@@ -25,6 +25,9 @@ public:
     ResponseCache(const ResponseCache&) = delete;
     ResponseCache& operator=(const ResponseCache&) = delete;
 
+    /// The stored answer for `key`, if any. An answer whose SHA-256 (stored with it) does not
+    /// match is damaged: it is not returned (so it is asked again and replaced), with one warning
+    /// on stderr. Answers stored before checksums existed are returned as they are.
     std::optional<CachedResponse> get(const std::string& key);
     /// Stores (or replaces) an answer; a failed write is reported on stderr once and ignored, so
     /// that a full disk does not stop a run.
@@ -35,6 +38,7 @@ private:
     std::string path_;
     std::mutex mutex_;
     bool warned_ = false;
+    bool warned_damage_ = false;
 };
 
 }  // namespace novelty::host::detail

@@ -3,6 +3,8 @@
 #include "novelty/atomic_file.hpp"
 #include "novelty/error.hpp"
 
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -22,8 +24,8 @@ ResumableOutput::ResumableOutput(std::string out_path, bool resume) : out_(std::
             if (in.eof()) break;  // no newline: cut by the interruption
             nlohmann::json record;
             try {
-                record = nlohmann::json::parse(line);
-            } catch (const nlohmann::json::parse_error&) {
+                record = parse_json(line);
+            } catch (const JsonError&) {
                 continue;
             }
             if (!record.is_object() || !record.contains("id") || !record["id"].is_string() || record.contains("error")) continue;

@@ -2,6 +2,7 @@
 // The work itself is in server_engine.cpp.
 #include "novelty_host/server.hpp"
 
+#include "http_guard.hpp"
 #include "server_engine.hpp"
 #include "server_metrics.hpp"
 #include "server_requests.hpp"
@@ -10,6 +11,8 @@
 #include "novelty_host/job_registry.hpp"
 
 #include <httplib.h>
+#include "json_parse.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/socket.h>
@@ -36,8 +39,10 @@ bool same_token(const std::string& given, const std::string& expected) {
     return diff == 0;
 }
 
-std::string error_body(const std::string& message) {
-    return nlohmann::json{{"error", message}}.dump();
+std::string error_body(const std::string& message, const std::string& parameter = "") {
+    nlohmann::json body{{"error", message}};
+    if (!parameter.empty()) body["parameter"] = parameter;  // the request's JSON key at fault
+    return dump_json(body);
 }
 
 const char* default_message(int status) {
@@ -58,7 +63,7 @@ struct Server::Impl {
     ServerEngine engine;
     JobRegistry jobs;
     ServerMetrics metrics;
-    httplib::Server http;
+    detail::GuardedHttpServer http;
     std::thread listener;
     std::atomic<std::size_t> in_flight{0};
     std::atomic<bool> started{false};
@@ -67,10 +72,17 @@ struct Server::Impl {
     int bound_port = 0;
     socket_t listen_socket = -1;
 
+    static detail::ConnectionLimits limits_of(const ServerOptions& o) {
+        detail::ConnectionLimits limits;
+        limits.workers = std::max<std::size_t>(1, o.http_threads);
+        limits.max_connections = std::max<std::size_t>(1, o.max_connections);
+        limits.header_timeout = o.header_timeout;
+        limits.body_timeout = o.body_timeout;
+        return limits;
+    }
+
     explicit Impl(ServerOptions given)
-        : options(std::move(given)), engine(options), jobs(options.job_workers) {
-        const std::size_t threads = std::max<std::size_t>(1, options.http_threads);
-        http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+        : options(std::move(given)), engine(options), jobs(options.job_workers), http(limits_of(options)) {
         http.set_payload_max_length(options.max_body_bytes);
         http.set_keep_alive_timeout(2);
         http.set_keep_alive_max_count(1000);
@@ -104,36 +116,43 @@ struct Server::Impl {
     void serve(const std::string& endpoint, bool needs_auth, const httplib::Request& req, httplib::Response& res,
                const std::function<void()>& handle) {
         const auto start = std::chrono::steady_clock::now();
-        ++in_flight;
+        struct InFlight {  // counted down however the handler ends
+            std::atomic<std::size_t>& n;
+            explicit InFlight(std::atomic<std::size_t>& count) : n(count) { ++n; }
+            ~InFlight() { --n; }
+        } counted(in_flight);
         try {
             if (needs_auth && !authorised(req)) {
                 res.status = 401;
                 res.set_header("WWW-Authenticate", "Bearer");
                 res.set_content(error_body(default_message(401)), "application/json");
+                detail::GuardedHttpServer::close_after_reply();  // the body, if any, is left unread
             } else {
                 handle();
             }
-        } catch (const UsageError& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
-        } catch (const InputError& e) {
-            res.status = 400;
+        } catch (const detail::HttpError& e) {
+            res.status = e.status();
             res.set_content(error_body(e.what()), "application/json");
         } catch (const std::exception& e) {
-            res.status = 500;
-            res.set_content(error_body(e.what()), "application/json");
-            if (options.on_log) options.on_log(req.method + " " + req.path + ": " + e.what());
+            // The status comes from the one table (novelty/error.hpp); a parameter at fault is
+            // named as the JSON key that sets it.
+            const ErrorCodes codes = error_codes(error_kind(e));
+            const auto* usage = dynamic_cast<const UsageError*>(&e);
+            res.status = codes.http_status;
+            res.set_content(error_body(e.what(), usage ? usage->parameter() : ""), "application/json");
+            if (codes.http_status >= 500 && options.on_log) options.on_log(req.method + " " + req.path + ": " + e.what());
         }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         metrics.record(endpoint, res.status == -1 ? 200 : res.status, seconds);
-        --in_flight;
     }
 
     void post_json(const std::string& path, const std::string& endpoint,
                    std::string (ServerEngine::*method)(const nlohmann::json&)) {
-        http.Post(path, [this, endpoint, method](const httplib::Request& req, httplib::Response& res) {
+        http.Post(path, [this, endpoint, method](const httplib::Request& req, httplib::Response& res,
+                                                 const httplib::ContentReader& reader) {
             serve(endpoint, true, req, res, [&] {
-                res.set_content((engine.*method)(parse_body(req.body)), "application/json");
+                const std::string body = detail::read_body(req, reader, options.max_body_bytes);
+                res.set_content((engine.*method)(parse_body(body)), "application/json");
             });
         });
         not_allowed(path, endpoint, "POST");
@@ -197,7 +216,7 @@ struct Server::Impl {
                                                                       {"done", job->progress->done},
                                                                       {"total", job->progress->total}}
                                               : nlohmann::ordered_json(nullptr);
-                if (job->state == JobState::done) j["result"] = nlohmann::ordered_json::parse(job->result);
+                if (job->state == JobState::done) j["result"] = parse_ordered_json(job->result);
                 if (job->state == JobState::failed) j["error"] = job->error;
                 res.set_content(j.dump(), "application/json");
             });
@@ -208,7 +227,7 @@ struct Server::Impl {
         const BatchCounts c = engine.batch_counts();
         const std::vector<std::size_t> job_counts = jobs.counts();
         std::string out;
-        char line[256];
+        char line[1024];
         out += "# HELP novelty_backend_batches_total Backend calls made by the request batcher, by kind.\n"
                "# TYPE novelty_backend_batches_total counter\n";
         const std::pair<const char*, std::size_t> calls[] = {
@@ -236,6 +255,16 @@ struct Server::Impl {
                           job_state_name(static_cast<JobState>(s)), job_counts[s]);
             out += line;
         }
+        const detail::ConnectionCounts connections = http.counts();
+        std::snprintf(line, sizeof line,
+                      "# HELP novelty_http_connections_open Connections open now (served or waiting for a worker).\n"
+                      "# TYPE novelty_http_connections_open gauge\nnovelty_http_connections_open %zu\n"
+                      "# HELP novelty_http_connections_rejected_total Connections refused with 503: --max-connections were open.\n"
+                      "# TYPE novelty_http_connections_rejected_total counter\nnovelty_http_connections_rejected_total %zu\n"
+                      "# HELP novelty_http_requests_timed_out_total Requests cut off by the header or body deadline.\n"
+                      "# TYPE novelty_http_requests_timed_out_total counter\nnovelty_http_requests_timed_out_total %zu\n",
+                      connections.open, connections.rejected, connections.timed_out);
+        out += line;
         std::snprintf(line, sizeof line,
                       "# HELP novelty_corpus_papers Papers in the served corpus.\n"
                       "# TYPE novelty_corpus_papers gauge\nnovelty_corpus_papers %zu\n",
@@ -257,9 +286,10 @@ void Server::add_job_endpoint(const std::string& path, const std::string& kind, 
 void Server::add_progress_job_endpoint(const std::string& path, const std::string& kind, ProgressJobFactory factory) {
     Impl& s = *impl_;
     if (s.started) throw UsageError("add_job_endpoint: call it before start()");
-    s.http.Post(path, [&s, kind, factory](const httplib::Request& req, httplib::Response& res) {
+    s.http.Post(path, [&s, kind, factory](const httplib::Request& req, httplib::Response& res,
+                                           const httplib::ContentReader& reader) {
         s.serve(kind, true, req, res, [&] {
-            JobRegistry::ProgressWork work = factory(req.body);
+            JobRegistry::ProgressWork work = factory(detail::read_body(req, reader, s.options.max_body_bytes));
             const std::string id = s.jobs.submit_with_progress(kind, std::move(work));
             res.status = 202;
             res.set_header("Location", "/v1/jobs/" + id);

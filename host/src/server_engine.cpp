@@ -70,12 +70,13 @@ struct ServerEngine::Impl {
     ServerOptions options;
     std::unique_ptr<SearchBackend> backend;
     Corpus corpus;
+    std::unique_ptr<SearchIndex> index;  ///< the corpus loaded once; every request searches it
     std::size_t dim = 0;
     std::string identity;
     std::string corpus_embedder;
     std::size_t max_k = 0;
 
-    std::mutex engine_mutex;  ///< corpus lookups, the backend and the scorers
+    std::mutex engine_mutex;  ///< corpus lookups, the index and the scorers
     std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Scorer>> scorers;
     std::unique_ptr<Embedder> embedder;  ///< made on first use by the embed worker
 
@@ -89,6 +90,7 @@ struct ServerEngine::Impl {
             throw CorpusError(corpus.dir() + ": the corpus has no vectors yet (run 'novelty corpus embed' or "
                                              "'novelty corpus add-vectors')");
         backend->tuning.threads = options.threads;
+        index = backend->build(VectorView::of(corpus.vectors()));
         dim = corpus.manifest().dim;
         identity = corpus.identity();
         corpus_embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
@@ -212,7 +214,7 @@ struct ServerEngine::Impl {
         score_options.q = q;
         score_options.include_self = options.include_self;
         score_options.write_cache = false;  // the corpus is read-only to the server
-        return *scorers.emplace(key, std::make_unique<Scorer>(corpus, *backend, score_options)).first->second;
+        return *scorers.emplace(key, std::make_unique<Scorer>(corpus, *index, score_options)).first->second;
     }
 
     std::vector<Replies> score_batch(std::vector<ScoreItem>& batch) {
@@ -267,13 +269,17 @@ struct ServerEngine::Impl {
         queries.vectors = vectors.data();
         queries.n_queries = queries.row_limit.size();
         // One search at the largest k; a query's top-k is the prefix of its top-K.
-        const TopK top = backend->search(VectorView::of(corpus.vectors()), queries, k);
+        const TopK top = index->search(queries, k);
+        const PaperLabels labels = corpus.labels(top.rows);
         std::vector<Replies> replies(batch.size());
         std::size_t t = 0;
         for (std::size_t b = 0; b < batch.size(); ++b) {
             const Resolved& r = batch[b].records;
-            for (std::size_t i = 0; i < r.size(); ++i, ++t)
-                replies[b].push_back(search_result_json(corpus, r.ids[i], top, t, r.cutoff[i], r.row_limit[i], batch[b].k));
+            for (std::size_t i = 0; i < r.size(); ++i, ++t) {
+                std::string line;
+                append_search_result_json(line, labels, r.ids[i], top, t, r.cutoff[i], r.row_limit[i], batch[b].k);
+                replies[b].push_back(std::move(line));
+            }
         }
         return replies;
     }

@@ -1,6 +1,9 @@
+#include "json_parse.hpp"
 #include "server_requests.hpp"
 
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
+#include "novelty/query_records.hpp"
 
 #include <cmath>
 #include <unordered_set>
@@ -21,13 +24,15 @@ std::string type_words(const nlohmann::json& v) {
     }
 }
 
-[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem); }
+// The JSON path at fault is the error's parameter: the reply names it as "parameter".
+[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem, where); }
 
 std::string optional_text(const nlohmann::json& record, const char* key, const std::string& where) {
     auto v = record.find(key);
     if (v == record.end() || v->is_null()) return {};
     if (!v->is_string()) bad(where + "." + key, "must be a string, found " + type_words(*v));
-    return v->get<std::string>();
+    std::string text = v->get<std::string>();
+    return is_blank(text) ? std::string() : text;  // only whitespace: nothing to embed
 }
 
 std::optional<PartialDate> date_of(const nlohmann::json& v, const std::string& where) {
@@ -36,7 +41,7 @@ std::optional<PartialDate> date_of(const nlohmann::json& v, const std::string& w
     const std::string text = v.get<std::string>();
     if (text.empty()) return std::nullopt;
     auto date = parse_date(text);
-    if (!date) bad(where, "'" + text + "' is not a date (expected YYYY, YYYY-MM or YYYY-MM-DD)");
+    if (!date) bad(where, quote_value(text) + " is not a date (expected YYYY, YYYY-MM or YYYY-MM-DD)");
     return date;
 }
 
@@ -45,12 +50,9 @@ std::optional<PartialDate> date_of(const nlohmann::json& v, const std::string& w
 nlohmann::json parse_body(const std::string& body) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(body);
-    } catch (const nlohmann::json::parse_error& e) {
-        std::string what = e.what();
-        if (auto close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-            what = what.substr(close + 2);
-        throw UsageError("the body is not valid JSON (" + what + ")");
+        j = parse_json(body);
+    } catch (const JsonError& e) {
+        throw UsageError(std::string("the body is not valid JSON (") + e.what() + ")");
     }
     if (!j.is_object()) throw UsageError("the body must be a JSON object, found " + type_words(j));
     return j;
@@ -79,7 +81,7 @@ std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::stri
         else if (id->is_number_integer() || id->is_number_unsigned()) r.id = id->dump();
         else bad(where + ".id", "must be a string or an integer, found " + type_words(*id));
         if (r.id.empty()) bad(where + ".id", "is empty");
-        if (!seen.insert(r.id).second) bad(where + ".id", "'" + r.id + "' appears twice in this request; ids must be unique");
+        if (!seen.insert(r.id).second) bad(where + ".id", quote_value(r.id) + " appears twice in this request; ids must be unique");
         r.title = optional_text(j, "title", where);
         r.text = optional_text(j, "text", where);
         if (r.text.empty()) r.text = optional_text(j, "abstract", where);

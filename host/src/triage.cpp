@@ -327,7 +327,8 @@ TriageSummary run_triage(const TriageContext& context, const TriageSettings& set
     score_options.p = settings.p;
     score_options.q = settings.q;
     score_options.write_cache = context.write_cache;
-    Scorer scorer(*context.corpus, *context.backend, score_options);
+    const std::unique_ptr<SearchIndex> index = context.backend->build(VectorView::of(context.corpus->vectors()));
+    Scorer scorer(*context.corpus, *index, score_options);
     score_representatives(run, scorer, to_score);
 
     std::vector<std::size_t> scored;

@@ -29,8 +29,8 @@ struct CudaBackendOptions {
     std::size_t memory_budget = 0;
 };
 
-/// The CUDA backend. The corpus a call names is uploaded once (converted to `storage`) and kept
-/// on the device for later calls on the same data; queries are float32 on the host and are
+/// The CUDA backend. Each index it builds uploads its corpus once (converted to `storage`) and
+/// keeps it on the device for every later call; queries are float32 on the host and are
 /// rounded to the storage type for the matrix products, and with 16-bit storage each query's
 /// final k are re-scored with the float32 query (the reported similarities are then the CPU
 /// backend's on the same stored rows, up to summation order). Results follow the interface's

@@ -1,6 +1,7 @@
 // A corpus directory (docs/formats.md): manifest.json, papers.sqlite, vectors.npy, caches.
 #pragma once
 
+#include "novelty/checksum.hpp"
 #include "novelty/dates.hpp"
 #include "novelty/import.hpp"
 #include "novelty/npy.hpp"
@@ -56,6 +57,13 @@ struct CorpusManifest {
     std::vector<SourceInfo> sources;
     std::string papers_sha256;
     std::string vectors_sha256;    ///< "" without vectors
+    /// Size and sampled checksum of each file, checked on every open (empty bytes and hash in
+    /// corpora written before they were recorded: then only shapes are checked).
+    FileFingerprint papers_fingerprint;
+    FileFingerprint vectors_fingerprint;
+    /// True when papers.sqlite records each paper's place among the imported records
+    /// (column input_row), so that add-vectors can attach vectors given in input order.
+    bool input_order_recorded = false;
     std::string created;           ///< UTC time of the import, ISO 8601
     std::string date_min, date_max;  ///< as stored ("YYYY[-MM[-DD]]"), "" when no paper is dated
     std::size_t n_dated = 0;         ///< rows [0, n_dated) have dates; the rest are undated
@@ -68,18 +76,36 @@ struct CorpusManifest {
     std::vector<SkippedRecord> skipped;  ///< the first 100 skipped records
 };
 
-/// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid.
+/// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid. A DIR left missing
+/// by an interrupted import --overwrite is recovered first.
 CorpusManifest read_manifest(const std::string& dir);
 /// Writes DIR/manifest.json atomically (temporary file, then rename).
 void write_manifest(const std::string& dir, const CorpusManifest& manifest);
+
+/// The ids and titles of a set of corpus rows, looked up together (Corpus::labels).
+struct PaperLabels {
+    std::vector<std::int64_t> rows;  ///< distinct, ascending
+    std::vector<std::string> ids;    ///< ids[i] is the id of rows[i]
+    std::vector<std::string> titles; ///< empty when titles were not asked for
+    /// Index of `row` in `rows`; throws UsageError when it was not looked up.
+    std::size_t index_of(std::int64_t row) const;
+};
 
 /// An open, read-only corpus.
 class Corpus {
 public:
     /// Opens DIR. Throws CorpusError when DIR is not a complete corpus: no manifest (an import
-    /// that did not finish), a manifest from a newer version, a papers table whose row count
-    /// differs from the manifest, or vectors.npy whose shape or dtype differ from it.
-    static Corpus open(const std::string& dir);
+    /// that did not finish), a manifest from a newer version, papers.sqlite or vectors.npy whose
+    /// size or sampled checksum (FileFingerprint) differ from the manifest, a papers table whose
+    /// row count differs from it, or vectors.npy whose header, shape or dtype differ from it.
+    /// These checks are cheap (about 1 MiB read per file); `corpus info --verify` is the deep one.
+    /// When DIR is missing because an import --overwrite was killed between its renames, the
+    /// corpus is first recovered (recover_interrupted_import, with a notice).
+    /// What open() checks and maps: everything, or the papers alone (for commands that replace
+    /// the vectors, such as `corpus embed`, which must work on a corpus whose vectors.npy an
+    /// interrupted run left unlike the manifest).
+    enum class Part { all, papers };
+    static Corpus open(const std::string& dir, Part part = Part::all);
 
     Corpus(Corpus&&) noexcept;
     Corpus& operator=(Corpus&&) noexcept;
@@ -96,6 +122,11 @@ public:
     Paper paper(std::size_t row) const;
     /// Id and title of the paper at `row` (< size()); cheaper than paper().
     std::pair<std::string, std::string> id_and_title(std::size_t row) const;
+    /// Ids (and titles, unless `with_titles` is false) of the given rows, in any order, repeats
+    /// and negative rows (empty result slots) allowed and ignored. One pass over the papers
+    /// table in row order: a batch of results costs one step per distinct row, not a lookup
+    /// per neighbour. Throws UsageError for a row >= size().
+    PaperLabels labels(const std::vector<std::int64_t>& rows, bool with_titles = true) const;
     /// Row of the paper with this id, if any.
     std::optional<std::size_t> find_row(const std::string& id) const;
     /// Number of rows published on or before `cutoff` (compared by effective date). Because rows
@@ -110,12 +141,24 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// How add_vectors maps vector rows to papers when no ids file is given.
+enum class VectorOrder {
+    /// Row i belongs to the i-th record the import accepted (the order `novelty embed` writes
+    /// for the same input file). Refused, with a message that says to pass ids, when the corpus
+    /// cannot tell: an older corpus without the recorded order, or one imported from several
+    /// files or with skipped or dropped records, unless its input order is its row order.
+    input,
+    /// Row i belongs to corpus row i (date order, as `corpus embed` writes).
+    corpus,
+};
+
 /// Options of add_vectors.
 struct AddVectorsOptions {
     std::string vectors_path;  ///< N x D .npy, float32 or float16
     /// Optional: one paper id per line (or a .jsonl file with an "id" per line), naming the
-    /// paper of each vector row. Without it, row i belongs to corpus row i.
+    /// paper of each vector row. Without it, `order` decides.
     std::string ids_path;
+    VectorOrder order = VectorOrder::input;
     /// Storage type; empty keeps the input's.
     std::optional<DType> dtype;
     EmbedderInfo embedder;     ///< name and pooling to record (dim is taken from the file)

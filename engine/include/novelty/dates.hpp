@@ -22,9 +22,11 @@ struct PartialDate {
     std::string effective() const;
 };
 
-/// Parses "YYYY", "YYYY-MM", "YYYY-MM-DD", or an ISO 8601 timestamp starting with a date
-/// ("2021-03-04T10:00:00Z"). Years 1000-9999; month and day are checked against the calendar.
-/// Returns std::nullopt for anything else; surrounding whitespace is ignored.
+/// Parses "YYYY", "YYYY-MM", "YYYY-MM-DD", or a timestamp starting with a day: the day, "T" or
+/// one space, then "HH:MM", "HH:MM:SS" or "HH:MM:SS.fff", then optionally "Z" or an offset
+/// ("2021-03-04T10:00:00Z", "2021-03-04 10:00", "2021-03-04T10:00:00.5+02:00"). Years 1000-9999;
+/// month, day and time are checked. Returns std::nullopt for anything else, including surrounding
+/// whitespace and anything after the day that is not such a time ("2021-03-04x").
 std::optional<PartialDate> parse_date(std::string_view text);
 
 /// Parses an RFC 2822 date as the arXiv metadata snapshot writes them

@@ -44,7 +44,8 @@ struct ImportProgress {
 struct ImportOptions {
     std::vector<ImportSource> sources;
     std::string out_dir;
-    /// Replace out_dir when it already holds a corpus (never a directory that is not one).
+    /// Replace out_dir when it already holds a corpus (never a directory that is not one, nor one
+    /// that holds anything besides a corpus's own files: those are named in a UsageError).
     bool overwrite = false;
     /// Skip records with problems (reported through on_skip and in the manifest) instead of
     /// failing on the first one.
@@ -66,8 +67,10 @@ struct ImportSummary {
 
 /// Reads every source and writes a complete corpus directory: papers.sqlite (rows in the order
 /// of docs/formats.md: effective date ascending, undated papers last, ties by id) and
-/// manifest.json. Work happens in a temporary sibling directory that is renamed into place only
-/// when complete, so an interrupted import never leaves out_dir looking whole.
+/// manifest.json, and records each paper's place among the accepted records (papers.input_row).
+/// Work happens in a temporary sibling directory that is renamed into place only when complete,
+/// so an interrupted import never leaves out_dir looking whole; what an interrupted import left
+/// beside out_dir is repaired first (recover_interrupted_import). "DIR/" and "DIR" are the same.
 /// Throws InputError (file, line, problem) for bad records unless skip_invalid, UsageError for
 /// bad options (no sources, out_dir exists), Error for I/O failures. An import that yields no
 /// papers is an InputError: a corpus is never empty.

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace novelty {
@@ -21,6 +22,10 @@ struct QueryRecord {
 
     bool has_text() const { return !title.empty() || !text.empty(); }
 };
+
+/// True when `text` holds nothing but whitespace (spaces, tabs, line breaks) or nothing at all.
+/// Such a title or text counts as absent: there is nothing to embed.
+bool is_blank(std::string_view text);
 
 /// Reads every record of a JSON Lines file (plain or gzip). Each record needs an "id" (string or
 /// integer, unique in the file); "title", "text"/"abstract", "date" and "exclude" (an array of

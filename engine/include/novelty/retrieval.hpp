@@ -1,5 +1,5 @@
 // Literature retrieval under a per-query publication-date cutoff: dense (cosine) rankings through
-// a SearchBackend, BM25 rankings from the corpus's SQLite FTS5 index, reciprocal-rank fusion of
+// a SearchIndex, BM25 rankings from the corpus's SQLite FTS5 index, reciprocal-rank fusion of
 // any set of rankings, and fusion over LLM rewrites of a query (expansion, hypothetical
 // abstracts) behind a small interface. docs/retrieval.md describes the method.
 //
@@ -30,11 +30,10 @@ struct Ranking {
 };
 
 /// Dense rankings: each query's `depth` most cosine-similar searchable rows, via
-/// backend.search (ties by lower row). `queries` holds normalised float32 vectors, per-query
+/// index.search (ties by lower row). `queries` holds normalised float32 vectors, per-query
 /// row limits and excluded rows (SearchQueries). Scores are cosine similarities. A query with
 /// fewer searchable rows than `depth` gets all of them. Requires 1 <= depth <= SearchBackend::max_k.
-std::vector<Ranking> dense_rankings(SearchBackend& backend, const VectorView& corpus, const SearchQueries& queries,
-                                    std::size_t depth);
+std::vector<Ranking> dense_rankings(SearchIndex& index, const SearchQueries& queries, std::size_t depth);
 
 /// The FTS5 query for free text: the text's terms (runs of ASCII letters and digits, and of
 /// bytes >= 0x80), lower-cased, English stopwords and one-character ASCII terms dropped, each

@@ -25,6 +25,10 @@ struct ScoreOptions {
     /// Papers before this row are historical, from it on contemporary (the split date's row);
     /// without it HD uses the whole searchable corpus and ON is null.
     std::optional<std::size_t> split_row;
+    /// With a split: historical papers start at this row (the RND paper's window is 2011 to the
+    /// split, 2021); rows before it are neither historical nor contemporary. Without it (or
+    /// without a split) the historical papers start at row 0.
+    std::optional<std::size_t> historical_from_row;
     ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
     /// Told when a computed self-join cannot be cached (a read-only corpus); scoring goes on.
     std::function<void(const std::string&)> on_cache_warning;
@@ -51,6 +55,20 @@ struct IdeaScore {
     std::vector<std::int64_t> neighbor_rows;  ///< the idea's max(p, q) nearest, nearest first
     std::vector<float> neighbor_sims;
     std::vector<double> neighbor_nd; ///< ND of each of the p nearest
+    /// The absolute local density of the RND paper's Table 3: mean cosine distance from the idea
+    /// to its P nearest papers (its first-level neighbours).
+    double density_p = 0;
+    /// RND with the Euclidean distance sqrt(2 - 2 sim) in place of the cosine distance (Table 3):
+    /// the idea's mean Euclidean distance to its q nearest, ranked among its p nearest papers' own.
+    double rnd_euclid = 0;
+    /// Relative HD: the idea's HD over its hd_neighbors nearest papers ranked, as RND ranks
+    /// densities, among its p nearest papers' own HDs (each over its hd_neighbors nearest other
+    /// papers within the idea's prefix and exclusions; --split is not applied). NaN when q (q - 1
+    /// with include_self) is below hd_neighbors: the cached lists are too short.
+    double rel_hd = 0;
+    /// The mean of rnd and rel_hd: the winner of the score sweep on the development set
+    /// (docs/scoring.md); NaN when rel_hd is.
+    double rnd_hd = 0;
     std::size_t searchable = 0;      ///< rows in the idea's prefix
     /// The label of the backend that computed the self-join the neighbours' densities came from
     /// (SelfJoin::computed_by; it may be an earlier run's cache); empty when no self-join was
@@ -65,15 +83,25 @@ struct IdeaScore {
 /// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
 class Scorer {
 public:
-    Scorer(const Corpus& corpus, SearchBackend& backend, ScoreOptions options);
+    /// `index` must be built on corpus.vectors() (UsageError otherwise); it serves every search.
+    Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options);
     std::vector<IdeaScore> score(const ScoreInput& input);
 
 private:
     const SelfJoin& join_for(std::size_t n_rows);
-    double neighbor_density(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded_sorted);
+    /// The similarities of a corpus row's nearest other rows within the prefix, less the excluded:
+    /// q of them, or q - 1 with include_self (the row itself then counts at distance 0).
+    std::vector<float> density_sims(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded_sorted);
+    /// The searches one batch of ideas needs: its nearest max(p, q), its nearest historical
+    /// papers (HD) and, with a split, its nearest contemporary ones (CD).
+    struct Searches;
+    Searches search_all(const SearchQueries& queries);
+    void score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s);
+    void score_relative(std::size_t i, const ScoreInput& input, const TopK& top, IdeaScore& s);
+    void score_hd_on(std::size_t i, const Searches& found, IdeaScore& s);
 
     const Corpus& corpus_;
-    SearchBackend& backend_;
+    SearchIndex& index_;
     ScoreOptions options_;
     std::vector<std::pair<std::size_t, SelfJoin>> joins_;
 };

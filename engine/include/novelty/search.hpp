@@ -42,15 +42,18 @@ struct RowLists {
     void add(const std::vector<std::int64_t>& item_rows);
 };
 
-/// What to search for: n_queries float32 query vectors (normalised by the caller) and, per
-/// query, the searchable row prefix and the rows to leave out.
+/// What to search for: n_queries float32 query vectors (normalised by the index) and, per
+/// query, the searchable row range and the rows to leave out.
 struct SearchQueries {
     /// n_queries x dim, row-major float32. A query with NaN/Inf or a zero norm is refused.
     const float* vectors = nullptr;
     std::size_t n_queries = 0;
     std::size_t dim = 0;
-    /// Per query: only corpus rows [0, row_limit[i]) are searchable (a date cutoff). Empty = the
-    /// whole corpus for every query. Values above the corpus size mean the whole corpus.
+    /// Per query: only corpus rows [row_begin[i], row_limit[i]) are searchable. An empty
+    /// row_begin means 0 for every query; an empty row_limit means the whole corpus (a date
+    /// cutoff is a limit; a split date's contemporary window is a begin). Limits above the
+    /// corpus size mean the whole corpus; a begin at or past its limit leaves nothing.
+    std::vector<std::size_t> row_begin;
     std::vector<std::size_t> row_limit;
     /// Per query: rows never returned (e.g. the query's own paper). Empty = none.
     RowLists excluded;
@@ -100,43 +103,83 @@ struct SearchTuning {
     std::size_t self_join_memory = 0;
 };
 
-/// Exact cosine search over a corpus held as a VectorView. Public methods check shapes and
-/// arguments (throwing UsageError or InputError) and then call the implementation. One backend
-/// object serves one call at a time: the CUDA backend keeps its work buffers, resident corpus
-/// and profile between calls, so callers on several threads share it under a lock (as
-/// `novelty serve` does) or make one backend each.
-class SearchBackend {
+/// The largest k any search accepts.
+inline constexpr std::size_t max_search_k = 2048;
+
+/// A corpus loaded once into a backend and searched many times (as faiss's Index and cuVS's
+/// brute_force index): the CPU index reads the caller's rows in place; the CUDA index keeps
+/// them resident on the device (or streams them in chunks when they do not fit). Build one
+/// with SearchBackend::build(). The rows are the caller's and must outlive the index.
+///
+/// Public methods check shapes and arguments (throwing UsageError) and then call the
+/// implementation. An index serves one call at a time: the CUDA index keeps its work buffers,
+/// resident rows and profile between calls, so callers on several threads share it under a
+/// lock (as `novelty serve` does) or build one index each.
+class SearchIndex {
 public:
-    virtual ~SearchBackend() = default;
+    virtual ~SearchIndex() = default;
+    SearchIndex(const SearchIndex&) = delete;
+    SearchIndex& operator=(const SearchIndex&) = delete;
+
+    /// "cpu" or "cuda".
     virtual std::string name() const = 0;
     /// What provenance records: the name plus whatever arithmetic choice can change results
-    /// (the CUDA backend's storage: cuda-f16, cuda-bf16, cuda-f32); the name by default.
+    /// (the CUDA index's storage: cuda-f16, cuda-bf16, cuda-f32); the name by default.
     virtual std::string label() const { return name(); }
+    /// The corpus rows this index was built on (n_rows x dim).
+    const VectorView& corpus() const { return corpus_; }
+    std::size_t n_rows() const { return corpus_.n_rows; }
+    std::size_t dim() const { return corpus_.dim; }
 
-    /// Top-k by cosine similarity for each query. k must be 1..max_k; when a query has fewer
-    /// than k searchable rows, all of them are returned (count[i] < k).
-    TopK search(const VectorView& corpus, const SearchQueries& queries, std::size_t k);
+    /// Top-k by cosine similarity for each query, within its row range and without its
+    /// excluded rows. k must be 1..max_k; when a query has fewer than k searchable rows, all
+    /// of them are returned (count[i] < k). Neighbours by similarity descending, ties by lower
+    /// row.
+    TopK search(const SearchQueries& queries, std::size_t k);
 
-    /// The self-join of rows [0, n_rows) of the corpus: each row's k_stored nearest other rows
-    /// and its density over the nearest q. Requires 1 <= q <= k_stored <= max_k.
-    SelfJoin self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                       const ProgressFn& progress = {});
+    /// The self-join of rows [0, n_rows): each row's k_stored nearest other rows and its
+    /// density over the nearest q. Requires 1 <= q <= k_stored <= max_k.
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const ProgressFn& progress = {});
 
     /// Top-k of each query among its own candidate rows (candidates.n_items() == n_queries);
-    /// duplicates in a list count once. row_limit and excluded apply as in search().
-    TopK search_candidates(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
-                           std::size_t k);
+    /// duplicates in a list count once. Row ranges and exclusions apply as in search().
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k);
 
-    static constexpr std::size_t max_k = 2048;
+    static constexpr std::size_t max_k = max_search_k;
 
     SearchTuning tuning;
 
 protected:
-    virtual TopK search_impl(const VectorView& corpus, const SearchQueries& queries, std::size_t k) = 0;
-    virtual SelfJoin self_join_impl(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
+    /// Checks the corpus (non-empty, dim > 0, data, at most 2^31 - 1 rows; UsageError).
+    explicit SearchIndex(const VectorView& corpus);
+
+    virtual TopK search_impl(const SearchQueries& queries, std::size_t k) = 0;
+    virtual SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
                                     const ProgressFn& progress) = 0;
-    virtual TopK search_candidates_impl(const VectorView& corpus, const SearchQueries& queries,
-                                        const RowLists& candidates, std::size_t k) = 0;
+    virtual TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) = 0;
+
+private:
+    VectorView corpus_;
+};
+
+/// A device and its options: it builds search indexes. make_backend() chooses one.
+class SearchBackend {
+public:
+    virtual ~SearchBackend() = default;
+    virtual std::string name() const = 0;
+    /// The label() of the indexes it builds.
+    virtual std::string label() const { return name(); }
+
+    /// Loads `corpus` into a new index (for CUDA: a device copy, made on its first search and
+    /// kept for every later one). The index gets this backend's tuning.
+    std::unique_ptr<SearchIndex> build(const VectorView& corpus) const;
+
+    static constexpr std::size_t max_k = max_search_k;
+
+    SearchTuning tuning;
+
+protected:
+    virtual std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const = 0;
 };
 
 /// The CPU backend: OpenBLAS sgemm over tiles, threshold-filtered heaps, all cores.

@@ -52,6 +52,49 @@ private:
     PhaseTotals host_;
 };
 
+/// A device span that ends when it leaves scope (or at end()): DeviceSpan span(profile, stream,
+/// "gemm"). A no-op when the profile is off. end() may rename it (the branch taken decides).
+class DeviceSpan {
+public:
+    DeviceSpan(PhaseProfile& profile, cudaStream_t stream, const char* name)
+        : profile_(profile), stream_(stream), name_(name), handle_(profile.begin(stream)) {}
+    ~DeviceSpan() {
+        try {
+            end();
+        } catch (...) {  // unwinding from another error: that one is reported
+        }
+    }
+    DeviceSpan(const DeviceSpan&) = delete;
+    DeviceSpan& operator=(const DeviceSpan&) = delete;
+    void end(const char* name = nullptr) {
+        if (handle_ >= 0) profile_.end(handle_, name ? name : name_, stream_);
+        handle_ = -1;
+    }
+
+private:
+    PhaseProfile& profile_;
+    cudaStream_t stream_;
+    const char* name_;
+    int handle_;
+};
+
+/// Host seconds from construction to the end of the scope, added to phase `name`.
+class HostSpan {
+public:
+    HostSpan(PhaseProfile& profile, const char* name)
+        : profile_(profile), name_(name), start_(std::chrono::steady_clock::now()) {}
+    ~HostSpan() {
+        profile_.add_host(name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    }
+    HostSpan(const HostSpan&) = delete;
+    HostSpan& operator=(const HostSpan&) = delete;
+
+private:
+    PhaseProfile& profile_;
+    const char* name_;
+    std::chrono::steady_clock::time_point start_;
+};
+
 /// Seconds since `since` on the steady clock.
 inline double seconds_since(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();

@@ -1,5 +1,7 @@
 #include "encoder/bert_model.hpp"
 
+#include "json/json_parse.hpp"
+
 #include "encoder/fast_math.hpp"
 #include "encoder/safetensors.hpp"
 #include "novelty/error.hpp"
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace novelty::encoder {
 
@@ -21,8 +24,8 @@ BertConfig read_bert_config(const std::string& model_dir) {
     if (!in) throw InputError(path, 0, "cannot open the model's config.json");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
+        j = parse_json(std::string(std::istreambuf_iterator<char>(in), {}));
+    } catch (const JsonError& e) {
         throw InputError(path, 0, std::string("invalid JSON: ") + e.what());
     }
     BertConfig c;

@@ -4,6 +4,7 @@
 #include "novelty/error.hpp"
 #include "novelty/text_encoder.hpp"
 #include "novelty/wordpiece.hpp"
+#include "json/json_parse.hpp"
 
 #include <cblas.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <unistd.h>
 
@@ -42,8 +44,8 @@ Pooling read_pooling(const std::string& model_dir) {
     if (!in) return Pooling::mean;  // sentence-transformers' default for BERT models
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
+        j = parse_json(std::string(std::istreambuf_iterator<char>(in), {}));
+    } catch (const JsonError& e) {
         throw InputError(path.string(), 0, std::string("invalid JSON: ") + e.what());
     }
     // Newer sentence-transformers write "pooling_mode": "cls" | "mean" | ...; older ones one
@@ -148,8 +150,9 @@ std::string default_model_dir() {
         if (fs::exists(candidate / "config.json", ec)) return candidate.string();
         if (dir == dir.parent_path()) break;
     }
-    throw Error("the default encoder model (all-MiniLM-L6-v2) was not found: run scripts/setup.sh, which installs it "
-                "and links it as models/all-MiniLM-L6-v2, or set NOVELTY_MODEL_DIR, or pass --embedder PATH");
+    throw UsageError("the default encoder model (all-MiniLM-L6-v2) was not found: run scripts/setup.sh, which installs "
+                     "it and links it as models/all-MiniLM-L6-v2, or set NOVELTY_MODEL_DIR, or name a model directory",
+                     "embedder");
 }
 
 }  // namespace novelty

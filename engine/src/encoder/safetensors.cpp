@@ -1,5 +1,7 @@
 #include "encoder/safetensors.hpp"
 
+#include "json/json_parse.hpp"
+
 #include "novelty/error.hpp"
 #include "novelty/half.hpp"
 
@@ -51,8 +53,8 @@ SafeTensors SafeTensors::open(const std::string& path) {
     if (header_size > impl->map_size - 8) throw InputError(path, 0, "header length runs past the end of the file");
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(impl->map + 8, impl->map + 8 + header_size);
-    } catch (const nlohmann::json::exception& e) {
+        header = parse_json(std::string_view(reinterpret_cast<const char*>(impl->map) + 8, header_size));
+    } catch (const JsonError& e) {
         throw InputError(path, 0, std::string("invalid safetensors header: ") + e.what());
     }
     impl->data = impl->map + 8 + header_size;

@@ -1,5 +1,6 @@
 // read_wordpiece_config: the tokenizer settings of a Hugging Face / sentence-transformers model
 // directory (tokenizer.json, tokenizer_config.json, sentence_bert_config.json).
+#include "json/json_parse.hpp"
 #include "novelty/error.hpp"
 #include "novelty/wordpiece.hpp"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -24,10 +26,10 @@ std::optional<json> read_json_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "cannot open");
     try {
-        json value = json::parse(in);
+        json value = parse_json(std::string(std::istreambuf_iterator<char>(in), {}));
         if (!value.is_object()) throw InputError(path, 0, "expected a JSON object");
         return value;
-    } catch (const json::exception& e) {
+    } catch (const JsonError& e) {
         throw InputError(path, 0, std::string("invalid JSON: ") + e.what());
     }
 }

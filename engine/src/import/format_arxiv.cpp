@@ -4,6 +4,7 @@
 // version's; the field is the primary (first) category; whitespace runs in title and abstract
 // (the snapshot keeps the submitters' line breaks) become single spaces.
 #include "import/record_fields.hpp"
+#include "novelty/message_text.hpp"
 
 #include <cctype>
 
@@ -51,7 +52,7 @@ Paper paper_from_arxiv(const nlohmann::json& record, const std::string& file, st
             const std::string created = first["created"].get<std::string>();
             date = parse_rfc2822_date(created);
             if (!date) date = parse_date(created);
-            if (!date) fields.fail("unparseable date '" + created + "' in 'versions[0].created'");
+            if (!date) fields.fail("unparseable date " + quote_value(created) + " in 'versions[0].created'");
         }
     }
     if (!date) date = fields.date({"update_date"});

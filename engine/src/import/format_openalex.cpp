@@ -5,6 +5,7 @@
 // exports that carry "openalex", "abstract", "date", "year", "venue" and string "concepts" (as
 // in the SYNERGY datasets) are read too. The id keeps only the work key ("W2125158795").
 #include "import/record_fields.hpp"
+#include "novelty/message_text.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -18,10 +19,10 @@ std::string rebuild_abstract(const nlohmann::json& index, RecordFields& fields) 
     if (!index.is_object()) fields.fail("'abstract_inverted_index' must be an object of word -> positions");
     std::vector<std::pair<std::int64_t, const std::string*>> words;
     for (auto it = index.begin(); it != index.end(); ++it) {
-        if (!it->is_array()) fields.fail("'abstract_inverted_index': positions of '" + it.key() + "' must be an array");
+        if (!it->is_array()) fields.fail("'abstract_inverted_index': positions of " + quote_value(it.key()) + " must be an array");
         for (const auto& position : *it) {
             if (!position.is_number_integer() || position.get<std::int64_t>() < 0)
-                fields.fail("'abstract_inverted_index': positions of '" + it.key() + "' must be non-negative integers");
+                fields.fail("'abstract_inverted_index': positions of " + quote_value(it.key()) + " must be non-negative integers");
             words.emplace_back(position.get<std::int64_t>(), &it.key());
         }
     }

@@ -1,6 +1,8 @@
 #include "import/record_fields.hpp"
 
 #include "jsonl.hpp"
+#include "json/json_parse.hpp"
+#include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 
 #include <cmath>
@@ -72,7 +74,7 @@ std::optional<std::int64_t> RecordFields::integer(std::initializer_list<const ch
             }
         }
         fail(std::string("'") + key + "' must be an integer, found " +
-             (it->is_string() ? "'" + it->get<std::string>() + "'" : it->dump()));
+             (it->is_string() ? quote_value(it->get<std::string>()) : clip_for_message(dump_json(*it))));
     }
     return std::nullopt;
 }
@@ -88,7 +90,7 @@ std::optional<PartialDate> RecordFields::date(std::initializer_list<const char*>
         if (s.find_first_not_of(" \t") == std::string::npos) continue;
         auto parsed = parse_date(s);
         if (!parsed)
-            fail(std::string("unparseable date '") + s + "' in '" + key +
+            fail("unparseable date " + quote_value(s) + " in '" + key +
                  "' (expected YYYY, YYYY-MM or YYYY-MM-DD, optionally followed by a time)");
         return parsed;
     }
@@ -102,7 +104,7 @@ std::string RecordFields::extra_json() const {
             auto renamed = renamed_.find(it.key());
             extra[renamed == renamed_.end() ? it.key() : renamed->second] = *it;
         }
-    return extra.dump();
+    return dump_json(extra);
 }
 
 void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::optional<std::int64_t> year,

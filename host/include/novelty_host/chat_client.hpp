@@ -36,6 +36,10 @@ struct ChatRequest {
     bool json_object = true;     ///< ask for a JSON object (response_format json_object)
     std::string stage = "chat";  ///< label under which tokens and calls are counted
     bool use_cache = true;       ///< look up and store this call in the response cache
+    /// When set, only answers for which it returns true are stored in the cache, and a cached
+    /// answer for which it returns false is not used (the call goes to the server): an answer
+    /// that fails validation is never kept.
+    std::function<bool(const std::string& content)> cacheable;
 };
 
 /// The outcome of one call. Never an exception: failures are described in `error`.

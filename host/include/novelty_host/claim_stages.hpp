@@ -108,10 +108,15 @@ std::optional<std::string> parse_entailment_answer(const std::string& content, G
 /// {"decision": "pass"|"fail", "source": STR|null, "established": [INT...], "rationale": STR};
 /// claim indices must be < n_claims.
 std::optional<std::string> parse_verdict_answer(const std::string& content, std::size_t n_claims, Verdict& out);
+/// A failing verdict's source must be one of the profile's candidate papers (which are corpus
+/// papers); returns the problem otherwise. A verdict without a source passes.
+std::optional<std::string> verdict_source_problem(const Verdict& verdict, const Profile& profile);
 
 /// Sends `request`; when the answer fails `validate` (which returns the problem), sends it once
 /// more with the answer and a repair instruction; calls `done` with the valid content, or with
-/// the error ("invalid answer after one repair: ..." or the transport error).
+/// the error ("invalid answer after one repair: ..." or the transport error). Only answers that
+/// pass `validate` are stored in the response cache, and a cached answer that fails it is asked
+/// again.
 void ask_json(ChatClient& client, ChatRequest request,
               std::function<std::optional<std::string>(const std::string&)> validate,
               std::function<void(std::optional<std::string> content, std::string error)> done);

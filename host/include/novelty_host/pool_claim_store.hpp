@@ -24,11 +24,14 @@ public:
 
     const std::string& path() const;
     /// The claims stored for a paper by `extractor`, in extraction order; nothing when the paper
-    /// was never extracted (an empty list means it was, and yielded none).
+    /// was never extracted (an empty list means it was, and yielded none). Each paper's claims
+    /// and each vector carry a SHA-256: an entry that does not match it is damaged and treated
+    /// as absent (so it is computed again and replaced), with one warning on stderr per store.
+    /// Entries stored before checksums existed have none and are used as they are.
     std::optional<std::vector<Claim>> claims(const std::string& extractor, const std::string& paper_id);
     /// Stores one paper's claims (replacing earlier ones), committed at once.
     void put_claims(const std::string& extractor, const std::string& paper_id, const std::vector<Claim>& claims);
-    /// A stored vector of `text` by `embedder` (dim floats), if any.
+    /// A stored vector of `text` by `embedder` (dim floats), if any (and not damaged).
     std::optional<std::vector<float>> vector(const std::string& embedder, const std::string& text);
     /// Stores vectors: texts.size() x dim floats, row i for texts[i], in one transaction.
     void put_vectors(const std::string& embedder, const std::vector<std::string>& texts, const std::vector<float>& rows,

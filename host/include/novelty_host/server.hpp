@@ -26,6 +26,13 @@ struct ServerOptions {
     std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget; 0 = 90% of free
     std::size_t threads = 0;         ///< backend worker threads, 0 = all cores
     std::size_t http_threads = 64;   ///< connections served at once
+    /// Connections open at once, served or waiting for a thread; more are answered 503 at once.
+    std::size_t max_connections = 256;
+    /// A request's line and headers must arrive within this (counted from the connection's
+    /// accept for its first request), its body within body_timeout after them; slower
+    /// clients are cut off (408 or a closed connection), so they cannot hold threads.
+    std::chrono::milliseconds header_timeout{10000};
+    std::chrono::milliseconds body_timeout{60000};
 
     // Limits: requests beyond them get 400 (413 for the body), with a message saying which.
     std::size_t max_body_bytes = 16u << 20;
