@@ -46,6 +46,10 @@ void add_eval_claimnov_command(CLI::App& eval, int& exit_code);
 void add_eval_sweep_command(CLI::App& eval, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
+/// `novelty dedup`: near-duplicate clusters (tools/cmd_dedup.cpp).
+void add_dedup_command(CLI::App& app, int& exit_code);
+/// `novelty triage`: dedup, RND, ClaimNov on the uncertain ones (tools/cmd_triage.cpp).
+void add_triage_command(CLI::App& app, int& exit_code);
 /// `novelty serve`: the HTTP API.
 void add_serve_command(CLI::App& app, int& exit_code);
 

@@ -7,6 +7,7 @@
 #include "novelty_host/claims_service.hpp"
 #include "novelty_host/server.hpp"
 #include "novelty_host/shared_embedder.hpp"
+#include "novelty_host/triage_service.hpp"
 
 #include <cctype>
 #include <chrono>
@@ -85,6 +86,7 @@ int run_serve(ServeArgs& args) {
         }
     }
     std::shared_ptr<host::ClaimsService> claims;
+    std::shared_ptr<host::TriageService> triage;  // POST /v1/triage, with the claims settings
     if (embedder_views) {
         host::ClaimsServiceOptions claims_options = args.claims;
         claims_options.corpus_dir = options.corpus_dir;
@@ -93,6 +95,11 @@ int run_serve(ServeArgs& args) {
         if (claims_options.llm.response_cache == "none") claims_options.llm.response_cache.clear();
         claims = std::make_shared<host::ClaimsService>(claims_options, embedder_views());
         options.on_log(claims->describe());
+        host::TriageServiceOptions triage_options;
+        triage_options.claims = claims_options;
+        triage_options.device = options.device;
+        triage_options.threads = options.threads;
+        triage = std::make_shared<host::TriageService>(triage_options, embedder_views());
     }
 
     // SIGINT and SIGTERM are taken by sigwait below; block them before any thread starts.
@@ -104,6 +111,7 @@ int run_serve(ServeArgs& args) {
 
     host::Server server(options);
     if (claims) host::add_claims_endpoint(server, claims);
+    if (triage) host::add_triage_endpoint(server, triage);
     server.start();
     const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
     if (!loopback && options.token.empty())

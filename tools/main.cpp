@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
     add_score_command(app, exit_code);
     add_retrieve_command(app, exit_code);
     add_claims_command(app, exit_code);
+    add_dedup_command(app, exit_code);
+    add_triage_command(app, exit_code);
     add_info_command(app, exit_code);
     add_serve_command(app, exit_code);
     try {

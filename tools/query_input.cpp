@@ -5,7 +5,9 @@
 #include "novelty/npy.hpp"
 #include "novelty_host/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <map>
 #include <sstream>
 
@@ -28,86 +30,129 @@ void check_vector(const float* v, std::size_t dim, const std::string& file, std:
 
 }  // namespace
 
-QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options) {
-    QueryInput input;
-    const std::size_t dim = corpus.manifest().dim;
-    input.dim = dim;
-    const NpyMatrix& corpus_vectors = corpus.vectors();
+namespace {
 
-    const bool from_npy = ends_with(options.queries_path, ".npy");
-    if (from_npy) {
-        if (!options.vectors_path.empty()) throw UsageError("--vectors goes with a .jsonl query file, not a .npy one");
-        const NpyMatrix m = NpyMatrix::open(options.queries_path);
-        if (m.cols() != dim)
-            throw InputError(options.queries_path, 0, "vectors have dimension " + std::to_string(m.cols()) +
-                                                          " but the corpus has " + std::to_string(dim));
-        if (m.rows() == 0) throw InputError(options.queries_path, 0, "holds no vectors");
-        input.vectors.resize(m.rows() * dim);
-        for (std::size_t i = 0; i < m.rows(); ++i) {
-            m.row_as_f32(i, input.vectors.data() + i * dim);
-            check_vector(input.vectors.data() + i * dim, dim, options.queries_path, 0, "row " + std::to_string(i));
-            QueryRecord r;
-            r.id = std::to_string(i);
-            r.line = i + 1;
-            input.records.push_back(r);
+// Dimension check of a given matrix against the expected one.
+void check_dim(const NpyMatrix& m, const IdeaVectorsOptions& options, const std::string& path) {
+    if (options.dim != 0 && m.cols() != options.dim)
+        throw InputError(path, 0, "vectors have dimension " + std::to_string(m.cols()) + " but " + options.dim_owner +
+                                      " has " + std::to_string(options.dim));
+}
+
+void load_npy_rows(const IdeaVectorsOptions& options, IdeaVectors& input) {
+    if (!options.vectors_path.empty()) throw UsageError("--vectors goes with a .jsonl query file, not a .npy one");
+    const NpyMatrix m = NpyMatrix::open(options.path);
+    check_dim(m, options, options.path);
+    if (m.rows() == 0) throw InputError(options.path, 0, "holds no vectors");
+    const std::size_t dim = input.dim = m.cols();
+    input.vectors.resize(m.rows() * dim);
+    for (std::size_t i = 0; i < m.rows(); ++i) {
+        m.row_as_f32(i, input.vectors.data() + i * dim);
+        check_vector(input.vectors.data() + i * dim, dim, options.path, 0, "row " + std::to_string(i));
+        QueryRecord r;
+        r.id = std::to_string(i);
+        r.line = i + 1;
+        input.records.push_back(r);
+    }
+}
+
+// Embeds the records listed in `to_embed`, 64 at a time; the first batch fixes the dimension
+// when nothing else did.
+void embed_records(const IdeaVectorsOptions& options, const std::vector<std::size_t>& to_embed, IdeaVectors& input) {
+    const std::unique_ptr<Embedder> embedder = options.make_embedder();
+    constexpr std::size_t batch = 64;
+    std::vector<std::string> texts;
+    for (std::size_t begin = 0; begin < to_embed.size(); begin += batch) {
+        const std::size_t end = std::min(to_embed.size(), begin + batch);
+        texts.clear();
+        for (std::size_t j = begin; j < end; ++j)
+            texts.push_back(embedding_text(input.records[to_embed[j]].title, input.records[to_embed[j]].text));
+        const std::vector<float> vectors = embedder->embed(texts);
+        if (input.dim == 0 && !vectors.empty() && vectors.size() % texts.size() == 0) {
+            input.dim = vectors.size() / texts.size();
+            input.vectors.assign(input.records.size() * input.dim, 0.0f);
         }
-    } else {
-        input.records = read_query_records(options.queries_path);
-        const std::size_t n = input.records.size();
-        input.vectors.resize(n * dim);
-        std::optional<NpyMatrix> given;
-        if (!options.vectors_path.empty()) {
-            given.emplace(NpyMatrix::open(options.vectors_path));
-            if (given->rows() != n)
-                throw InputError(options.vectors_path, 0, "has " + std::to_string(given->rows()) + " rows but " +
-                                                              options.queries_path + " has " + std::to_string(n) + " records");
-            if (given->cols() != dim)
-                throw InputError(options.vectors_path, 0, "vectors have dimension " + std::to_string(given->cols()) +
-                                                              " but the corpus has " + std::to_string(dim));
-        }
-        std::vector<std::size_t> to_embed;
-        for (std::size_t i = 0; i < n; ++i) {
-            const QueryRecord& r = input.records[i];
-            float* v = input.vectors.data() + i * dim;
-            if (given) {
-                given->row_as_f32(i, v);
-                check_vector(v, dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query " + quote_value(r.id) + ")");
-                continue;
-            }
-            if (r.has_text()) {
-                if (!options.make_embedder)
-                    throw InputError(options.queries_path, r.line,
-                                     "query " + quote_value(r.id) + " has text but no encoder was given to embed it");
-                to_embed.push_back(i);
-                continue;
-            }
-            const auto row = corpus.find_row(r.id);
-            if (!row)
-                throw InputError(options.queries_path, r.line,
-                                 "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
-            corpus_vectors.row_as_f32(*row, v);
-        }
-        if (!to_embed.empty()) {
-            const std::unique_ptr<Embedder> embedder = options.make_embedder();
-            constexpr std::size_t batch = 64;
-            std::vector<std::string> texts;
-            for (std::size_t begin = 0; begin < to_embed.size(); begin += batch) {
-                const std::size_t end = std::min(to_embed.size(), begin + batch);
-                texts.clear();
-                for (std::size_t j = begin; j < end; ++j)
-                    texts.push_back(embedding_text(input.records[to_embed[j]].title, input.records[to_embed[j]].text));
-                const std::vector<float> vectors = embedder->embed(texts);
-                if (vectors.size() != texts.size() * dim)
-                    throw UsageError("the encoder '" + embedder->name() + "' makes vectors of dimension " +
-                                     std::to_string(vectors.size() / texts.size()) + " but the corpus has " +
-                                     std::to_string(dim));
-                for (std::size_t j = begin; j < end; ++j)
-                    std::copy(vectors.begin() + (j - begin) * dim, vectors.begin() + (j - begin + 1) * dim,
-                              input.vectors.begin() + to_embed[j] * dim);
-                if (options.on_embed_progress) options.on_embed_progress(end, to_embed.size());
-            }
+        const std::size_t dim = input.dim;
+        if (vectors.size() != texts.size() * dim)
+            throw UsageError("the encoder '" + embedder->name() + "' makes vectors of dimension " +
+                             std::to_string(vectors.size() / texts.size()) + " but " + options.dim_owner + " has " +
+                             std::to_string(dim));
+        for (std::size_t j = begin; j < end; ++j)
+            std::copy(vectors.begin() + (j - begin) * dim, vectors.begin() + (j - begin + 1) * dim,
+                      input.vectors.begin() + to_embed[j] * dim);
+        if (options.on_embed_progress) options.on_embed_progress(end, to_embed.size());
+    }
+}
+
+}  // namespace
+
+IdeaVectors load_idea_vectors(const IdeaVectorsOptions& options) {
+    IdeaVectors input;
+    input.dim = options.dim;
+    input.from_npy = ends_with(options.path, ".npy");
+    if (input.from_npy) {
+        load_npy_rows(options, input);
+        return input;
+    }
+    input.records = read_query_records(options.path);
+    const std::size_t n = input.records.size();
+    std::optional<NpyMatrix> given;
+    if (!options.vectors_path.empty()) {
+        given.emplace(NpyMatrix::open(options.vectors_path));
+        if (given->rows() != n)
+            throw InputError(options.vectors_path, 0, "has " + std::to_string(given->rows()) + " rows but " +
+                                                          options.path + " has " + std::to_string(n) + " records");
+        check_dim(*given, options, options.vectors_path);
+        input.dim = given->cols();
+    }
+    input.vectors.resize(n * input.dim);
+    std::vector<std::size_t> to_embed, textless;
+    for (std::size_t i = 0; i < n; ++i) {
+        const QueryRecord& r = input.records[i];
+        if (given) {
+            float* v = input.vectors.data() + i * input.dim;
+            given->row_as_f32(i, v);
+            check_vector(v, input.dim, options.vectors_path, 0, "row " + std::to_string(i) + " (query " + quote_value(r.id) + ")");
+        } else if (r.has_text()) {
+            if (!options.make_embedder)
+                throw InputError(options.path, r.line, "query " + quote_value(r.id) + " has text but no encoder was given to embed it");
+            to_embed.push_back(i);
+        } else {
+            if (!options.textless) throw InputError(options.path, r.line, "query " + quote_value(r.id) + " has no text");
+            textless.push_back(i);
         }
     }
+    // Records without text first when the dimension is known, so their errors come before any embedding.
+    const bool dim_known = input.dim != 0;
+    if (dim_known)
+        for (std::size_t i : textless) options.textless(input.records[i], input.vectors.data() + i * input.dim);
+    if (!to_embed.empty()) embed_records(options, to_embed, input);
+    if (!dim_known)
+        for (std::size_t i : textless) options.textless(input.records[i], input.vectors.data() + i * input.dim);
+    return input;
+}
+
+QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options) {
+    const std::size_t dim = corpus.manifest().dim;
+    const NpyMatrix& corpus_vectors = corpus.vectors();
+    IdeaVectorsOptions idea_options;
+    idea_options.path = options.queries_path;
+    idea_options.vectors_path = options.vectors_path;
+    idea_options.dim = dim;
+    idea_options.make_embedder = options.make_embedder;
+    idea_options.on_embed_progress = options.on_embed_progress;
+    idea_options.textless = [&](const QueryRecord& r, float* v) {
+        const auto row = corpus.find_row(r.id);
+        if (!row)
+            throw InputError(options.queries_path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
+        corpus_vectors.row_as_f32(*row, v);
+    };
+    IdeaVectors ideas = load_idea_vectors(idea_options);
+    QueryInput input;
+    input.dim = dim;
+    input.records = std::move(ideas.records);
+    input.vectors = std::move(ideas.vectors);
+    const bool from_npy = ideas.from_npy;
 
     // Cutoffs, exclusions, and the query's own paper.
     std::map<std::string, std::size_t> rows_through;

@@ -28,6 +28,33 @@ struct QueryInputOptions {
     std::function<void(std::size_t done, std::size_t total)> on_embed_progress;
 };
 
+/// Reading ideas and their vectors without a corpus (novelty dedup, and load_query_input).
+struct IdeaVectorsOptions {
+    std::string path;          ///< .jsonl or .npy
+    std::string vectors_path;  ///< optional .npy parallel to a .jsonl
+    /// The dimension the vectors must have; 0 = whatever the files or the encoder give.
+    std::size_t dim = 0;
+    std::string dim_owner = "the corpus";  ///< what `dim` comes from, for messages
+    /// Makes the embedder for records with text and no given vector (as in QueryInputOptions).
+    std::function<std::unique_ptr<Embedder>()> make_embedder;
+    std::function<void(std::size_t done, std::size_t total)> on_embed_progress;
+    /// Fills the vector (dim values) of a .jsonl record with no text and no --vectors file, or
+    /// throws InputError. Empty: such a record is an InputError.
+    std::function<void(const QueryRecord&, float*)> textless;
+};
+
+struct IdeaVectors {
+    std::vector<QueryRecord> records;  ///< in input order (ids "0".."n-1" for .npy)
+    std::vector<float> vectors;        ///< n x dim float32, as given or embedded (not normalised)
+    std::size_t dim = 0;               ///< 0 only when no record has a vector
+    bool from_npy = false;
+};
+
+/// Reads the records and their vectors: a .npy row, else a --vectors row, else the text embedded
+/// (64 at a time), else `textless`. Throws InputError naming the file and line (or row) for
+/// NaN/Inf or zero given vectors and dimension mismatches.
+IdeaVectors load_idea_vectors(const IdeaVectorsOptions& options);
+
 /// All queries, resolved against a corpus.
 struct QueryInput {
     std::vector<QueryRecord> records;   ///< one per query, in input order (ids "0".."n-1" for .npy)
