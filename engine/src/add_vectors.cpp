@@ -86,15 +86,18 @@ std::vector<std::size_t> read_id_order(const std::string& ids_path, const std::s
 // row when the vectors were made from the import's input in its order.
 std::vector<std::size_t> read_input_order(const std::string& dir, const CorpusManifest& manifest,
                                           const std::string& vectors_path, std::size_t n_rows) {
+    // The parameter at fault is the ids list: the CLI names it --ids.
     const std::string pass_ids =
-        "pass --ids FILE with the paper id of each vector row (or --order corpus when row i is corpus row i)";
+        "give the paper id of each vector row as an ids list (or the corpus order when row i is corpus row i)";
     if (!manifest.input_order_recorded)
         throw UsageError(dir + " does not record the input order of its import (it was imported by an older version), "
-                               "so which vector row belongs to which paper cannot be told; " + pass_ids);
+                               "so which vector row belongs to which paper cannot be told; " + pass_ids,
+                         "ids");
     if (n_rows != manifest.count)
         throw InputError(vectors_path, 0,
                          "has " + std::to_string(n_rows) + " rows but the corpus has " + std::to_string(manifest.count) +
-                             " papers; without --ids, row i must be the i-th record of the import's input (" + pass_ids + ")");
+                             " papers; without an ids list, row i must be the i-th record of the import's input (" +
+                             pass_ids + ")");
     std::vector<std::size_t> source_of_row(manifest.count);
     bool same_as_rows = true;
     {
@@ -115,7 +118,7 @@ std::vector<std::size_t> read_input_order(const std::string& dir, const CorpusMa
     else if (manifest.n_skipped > 0) ambiguous = "skipped invalid records on import";
     else if (manifest.n_duplicates > 0) ambiguous = "dropped duplicate records on import";
     if (!ambiguous.empty() && !same_as_rows)
-        throw UsageError(dir + " " + ambiguous + ", so the order of the vector rows is ambiguous; " + pass_ids);
+        throw UsageError(dir + " " + ambiguous + ", so the order of the vector rows is ambiguous; " + pass_ids, "ids");
     return source_of_row;
 }
 
@@ -127,7 +130,7 @@ std::vector<std::size_t> vector_row_of_papers(const std::string& dir, const Corp
     if (n_rows != manifest.count)
         throw InputError(options.vectors_path, 0,
                          "has " + std::to_string(n_rows) + " rows but the corpus has " + std::to_string(manifest.count) +
-                             " papers (give --ids to match rows to papers by id)");
+                             " papers (give an ids list to match rows to papers by id)");
     std::vector<std::size_t> source_of_row(manifest.count);
     for (std::size_t r = 0; r < manifest.count; ++r) source_of_row[r] = r;
     return source_of_row;

@@ -86,8 +86,9 @@ std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const Embed
     std::size_t done = 0, dim = embedder.dim();
     if (fs::exists(state_path)) {
         if (!options.resume)
-            throw UsageError(dir + " holds an interrupted embedding run (embed.partial.*): pass --resume to continue it, "
-                             "or delete those files to start over");
+            throw UsageError(dir + " holds an interrupted embedding run (embed.partial.*): resume it, or delete those "
+                                   "files to start over",
+                             "resume");
         read_embed_state(state_path, embedder.name(), papers_sha, done, dim);
     } else {
         std::error_code ec;

@@ -97,12 +97,13 @@ void check_only_corpus_files(const fs::path& out) {
     for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) listed += (i ? ", " : "") + foreign[i];
     if (foreign.size() > 5) listed += ", ... (" + std::to_string(foreign.size()) + " in all)";
     throw UsageError(out.string() + " holds files that are not part of a corpus (" + listed +
-                     "); --overwrite replaces the whole folder, so move them elsewhere first");
+                     "); overwriting replaces the whole folder, so move them elsewhere first",
+                     "overwrite");
 }
 
 void check_options(const ImportOptions& options, const fs::path& out) {
-    if (options.sources.empty()) throw UsageError("no input files: give at least one --in FILE");
-    if (options.out_dir.empty()) throw UsageError("no output directory: give --out DIR");
+    if (options.sources.empty()) throw UsageError("no input files: give at least one", "in");
+    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     for (const auto& source : options.sources) {
         std::error_code ec;
         if (!fs::exists(source.path, ec)) throw InputError(source.path, 0, "no such file");
@@ -111,7 +112,9 @@ void check_options(const ImportOptions& options, const fs::path& out) {
     std::error_code ec;
     if (fs::exists(out, ec)) {
         if (!options.overwrite)
-            throw UsageError(options.out_dir + " already exists; choose another --out or pass --overwrite to replace the corpus there");
+            throw UsageError(options.out_dir + " already exists; choose another output directory, or allow overwriting to "
+                                               "replace the corpus there",
+                             "overwrite");
         if (!fs::is_directory(out, ec) || !fs::exists(out / "manifest.json", ec))
             throw UsageError(options.out_dir + " exists and is not a corpus (no manifest.json); refusing to replace it");
         check_only_corpus_files(out);
@@ -322,7 +325,7 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
 }  // namespace
 
 ImportSummary import_corpus(const ImportOptions& options) {
-    if (options.out_dir.empty()) throw UsageError("no output directory: give --out DIR");
+    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     const fs::path out = corpus_dir_path(options.out_dir);
     recover_interrupted_import(out);
     check_options(options, out);
