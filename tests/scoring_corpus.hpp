@@ -12,12 +12,15 @@
 
 namespace novelty::test {
 
-inline std::string make_scoring_corpus(const TempDir& tmp, const std::vector<float>& vectors, std::size_t dim) {
+/// `fields`, when given, holds each paper's field.
+inline std::string make_scoring_corpus(const TempDir& tmp, const std::vector<float>& vectors, std::size_t dim,
+                                       const std::vector<std::string>& fields = {}) {
     const std::size_t n = vectors.size() / dim;
     std::string records, ids;
     for (std::size_t i = 0; i < n; ++i) {
         records += "{\"id\": \"p" + std::to_string(i) + "\", \"title\": \"t\", \"year\": " + std::to_string(2000 + i % 20) +
-                   ", \"citations\": " + std::to_string(i % 7) + "}\n";
+                   (fields.empty() ? "" : ", \"field\": \"" + fields[i] + "\"") + ", \"citations\": " +
+                   std::to_string(i % 7) + "}\n";
         ids += "p" + std::to_string(i) + "\n";
     }
     write_file(tmp.file("in.jsonl"), records);

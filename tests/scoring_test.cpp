@@ -5,6 +5,7 @@
 #include "novelty/error.hpp"
 #include "novelty/scoring.hpp"
 #include "search_counters.hpp"
+#include "scoring_corpus.hpp"
 #include "search_reference.hpp"
 #include "test_util.hpp"
 
@@ -23,27 +24,7 @@ namespace {
 // A corpus of n papers (years 2000..2019 in turn) with the given unit vectors.
 std::string make_corpus(const TempDir& tmp, const std::vector<float>& vectors, std::size_t dim,
                         const std::vector<std::string>& fields = {}) {
-    const std::size_t n = vectors.size() / dim;
-    std::string records;
-    for (std::size_t i = 0; i < n; ++i)
-        records += "{\"id\": \"p" + std::to_string(i) + "\", \"title\": \"t\", \"year\": " + std::to_string(2000 + i % 20) +
-                   (fields.empty() ? "" : ", \"field\": \"" + fields[i] + "\"") + ", \"citations\": " +
-                   std::to_string(i % 7) + "}\n";
-    test::write_file(tmp.file("in.jsonl"), records);
-    ImportOptions options;
-    options.sources.push_back({tmp.file("in.jsonl"), ImportFormat::jsonl, ""});
-    options.out_dir = tmp.file("c");
-    import_corpus(options);
-    // Vectors follow file order; the corpus orders rows by date, so attach them by id.
-    std::string ids;
-    for (std::size_t i = 0; i < n; ++i) ids += "p" + std::to_string(i) + "\n";
-    test::write_file(tmp.file("ids.txt"), ids);
-    write_npy(tmp.file("v.npy"), DType::f32, n, dim, vectors.data());
-    AddVectorsOptions add;
-    add.vectors_path = tmp.file("v.npy");
-    add.ids_path = tmp.file("ids.txt");
-    add_vectors(tmp.file("c"), add);
-    return tmp.file("c");
+    return test::make_scoring_corpus(tmp, vectors, dim, fields);
 }
 
 struct Direct {

@@ -62,13 +62,7 @@ protected:
     float tolerance() const { return GetParam().tolerance; }
 };
 
-SearchQueries make_queries(const std::vector<float>& values, std::size_t dim) {
-    SearchQueries q;
-    q.vectors = values.data();
-    q.n_queries = values.size() / dim;
-    q.dim = dim;
-    return q;
-}
+using test::make_queries;
 
 std::vector<std::int64_t> excluded_of(const SearchQueries& q, std::size_t i) {
     if (q.excluded.n_items() == 0) return {};

@@ -53,6 +53,15 @@ inline std::vector<RefHit> reference_topk(const VectorView& corpus, const float*
     return hits;
 }
 
+/// Queries over `vectors` (n x dim, row-major), with no ranges or exclusions yet.
+inline SearchQueries make_queries(const std::vector<float>& vectors, std::size_t dim) {
+    SearchQueries q;
+    q.vectors = vectors.data();
+    q.n_queries = vectors.size() / dim;
+    q.dim = dim;
+    return q;
+}
+
 /// n x dim random normal rows, L2-normalised.
 inline std::vector<float> random_unit_rows(std::size_t n, std::size_t dim, std::uint32_t seed) {
     std::mt19937 rng(seed);

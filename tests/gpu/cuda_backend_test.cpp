@@ -44,13 +44,7 @@ std::vector<std::uint16_t> to_half(const std::vector<float>& values) {
     return out;
 }
 
-SearchQueries make_queries(const std::vector<float>& vectors, std::size_t dim) {
-    SearchQueries q;
-    q.vectors = vectors.data();
-    q.n_queries = vectors.size() / dim;
-    q.dim = dim;
-    return q;
-}
+using test::make_queries;
 
 /// Rows must match exactly where the reference's similarities are separated by more than
 /// `gap`; similarities must match within `tol` rank by rank.
