@@ -1,5 +1,6 @@
 #include "query_input.hpp"
 
+#include "novelty/vectors.hpp"
 #include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/npy.hpp"
@@ -20,12 +21,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 void check_vector(const float* v, std::size_t dim, const std::string& file, std::size_t line, const std::string& what) {
-    double sum = 0;
-    for (std::size_t c = 0; c < dim; ++c) {
-        if (!std::isfinite(v[c])) throw InputError(file, line, what + " contains NaN or Inf");
-        sum += double(v[c]) * v[c];
-    }
-    if (sum == 0) throw InputError(file, line, what + " is a zero vector");
+    if (const RowProblem problem = row_problem(v, dim); problem != RowProblem::none)
+        throw InputError(file, line, what + " " + row_problem_text(problem));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 // merges only grow components). An idea still saturated found K ideas of other components at or
 // above t and merges with them, so each round reduces the number of unresolved components and
 // the rounds end. K doubles each round.
+#include "novelty/vectors.hpp"
 #include "novelty/dedup.hpp"
 
 #include "novelty/error.hpp"
@@ -62,10 +63,10 @@ std::vector<float> normalised_active(const float* vectors, std::size_t n, std::s
     for (std::size_t i = 0; i < n; ++i) {
         if (!active.empty() && !active[i]) continue;
         const float* v = vectors + i * dim;
+        if (const RowProblem problem = row_problem(v, dim); problem != RowProblem::none)
+            throw UsageError("idea " + std::to_string(i) + " " + row_problem_text(problem));
         double sum = 0;
         for (std::size_t c = 0; c < dim; ++c) sum += double(v[c]) * v[c];
-        if (!std::isfinite(sum)) throw UsageError("idea " + std::to_string(i) + " contains NaN or Inf");
-        if (sum == 0) throw UsageError("idea " + std::to_string(i) + " is a zero vector");
         const double inv = 1.0 / std::sqrt(sum);
         for (std::size_t c = 0; c < dim; ++c) out.push_back(static_cast<float>(v[c] * inv));
         index.push_back(i);

@@ -1,6 +1,7 @@
 #include "json_parse.hpp"
 #include "server_requests.hpp"
 
+#include "novelty/vectors.hpp"
 #include "novelty/message_text.hpp"
 #include "novelty/error.hpp"
 #include "novelty/query_records.hpp"
@@ -103,16 +104,15 @@ std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::stri
                 bad(where + ".vector", "has " + std::to_string(v->size()) + " numbers but the corpus vectors have " +
                                            std::to_string(dim));
             r.vector.reserve(dim);
-            double norm = 0;
             for (const auto& x : *v) {
                 if (!x.is_number()) bad(where + ".vector", "must hold numbers only, found " + type_words(x));
                 const double value = x.get<double>();
                 if (!std::isfinite(value) || !std::isfinite(static_cast<float>(value)))
                     bad(where + ".vector", "holds a value that is not a finite float");
-                norm += value * value;
                 r.vector.push_back(static_cast<float>(value));
             }
-            if (norm == 0) bad(where + ".vector", "is a zero vector, which has no direction to compare");
+            if (row_problem(r.vector.data(), r.vector.size()) == RowProblem::zero)
+                bad(where + ".vector", "is a zero vector, which has no direction to compare");
         }
         records.push_back(std::move(r));
     }
