@@ -103,19 +103,13 @@ std::size_t rows_before(const Corpus& corpus, PartialDate date) {
 }
 
 /// Refuses an idea whose cutoff, less its exclusions, leaves too few papers for p and q.
-void check_reachable(const QueryInput& input, const ScoreArgs& args) {
-    const std::size_t k = std::max(args.p, args.q);
+void check_reachable(const QueryInput& input, const ScoreArgs& args, std::size_t n_rows) {
     for (std::size_t i = 0; i < input.records.size(); ++i) {
-        std::size_t reachable = input.row_limit[i];
-        std::set<std::int64_t> rows(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i));
-        for (std::int64_t row : rows)
-            if (static_cast<std::size_t>(row) < input.row_limit[i]) --reachable;
-        if (reachable < k + 1)
-            throw InputError(args.ideas.path, input.records[i].line,
-                             "idea '" + input.records[i].id + "': p = " + std::to_string(args.p) + " and q = " +
-                                 std::to_string(args.q) + " need more than " + std::to_string(k) + " papers, but " +
-                                 (input.cutoff[i].empty() ? std::string("the corpus") : "the corpus up to " + input.cutoff[i]) +
-                                 " less its exclusions holds " + std::to_string(reachable));
+        const std::size_t reachable =
+            reachable_papers(input.row_limit[i], n_rows, input.excluded.begin(i), input.excluded.size(i));
+        const std::string problem = reach_problem(args.p, args.q, reachable, input.cutoff[i]);
+        if (!problem.empty())
+            throw InputError(args.ideas.path, input.records[i].line, "idea '" + input.records[i].id + "': " + problem);
     }
 }
 
@@ -239,7 +233,7 @@ int run_score(const ScoreArgs& args) {
         throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
                          "q nearest papers");
     const QueryInput input = load_queries(corpus, args.ideas, "ideas");
-    check_reachable(input, args);
+    check_reachable(input, args, corpus.size());
 
     std::string historical_from;
     ScoreOptions score_options = score_options_of(args, corpus, historical_from);

@@ -31,6 +31,26 @@ bool contains(const std::vector<std::int64_t>& sorted, std::int64_t row) {
 
 }  // namespace
 
+std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const std::int64_t* excluded,
+                             std::size_t n_excluded) {
+    const std::size_t limit = std::min(row_limit, n_rows);
+    std::vector<std::int64_t> rows(excluded, excluded + n_excluded);
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    std::size_t reachable = limit;
+    for (std::int64_t row : rows)
+        if (row >= 0 && static_cast<std::size_t>(row) < limit) --reachable;
+    return reachable;
+}
+
+std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, const std::string& cutoff) {
+    const std::size_t k = std::max(p, q);
+    if (reachable > k) return "";
+    return "p = " + std::to_string(p) + " and q = " + std::to_string(q) + " need more than " + std::to_string(k) +
+           " papers, but " + (cutoff.empty() ? std::string("the corpus") : "the corpus up to " + cutoff) +
+           " less its exclusions holds " + std::to_string(reachable);
+}
+
 Scorer::Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options)
     : corpus_(corpus), index_(index), options_(std::move(options)) {
     if (index.corpus().data != corpus.vectors().data() || index.n_rows() != corpus.size())

@@ -295,18 +295,14 @@ std::string ServerEngine::score(const nlohmann::json& body) {
     const std::size_t p = parse_count(body, "p", s.options.default_p, s.max_k);
     const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
     Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"));
-    const std::size_t k = std::max(p, q);
     for (std::size_t i = 0; i < resolved.size(); ++i) {
-        std::set<std::int64_t> rows(resolved.excluded_rows[i].begin(), resolved.excluded_rows[i].end());
-        std::size_t reachable = resolved.row_limit[i];
-        for (std::int64_t row : rows)
-            if (static_cast<std::size_t>(row) < resolved.row_limit[i]) --reachable;
-        if (reachable < k + 1)
-            throw UsageError("ideas[" + std::to_string(i) + "]: p = " + std::to_string(p) + " and q = " + std::to_string(q) +
-                             " need more than " + std::to_string(k) + " papers, but " +
-                             (resolved.cutoff[i].empty() ? std::string("the corpus") : "the corpus up to " + resolved.cutoff[i]) +
-                             " less its exclusions holds " + std::to_string(reachable) +
-                             "; lower p and q, or use a later date");
+        const std::vector<std::int64_t>& excluded = resolved.excluded_rows[i];
+        const std::size_t reachable =
+            reachable_papers(resolved.row_limit[i], s.corpus.size(), excluded.data(), excluded.size());
+        const std::string problem = reach_problem(p, q, reachable, resolved.cutoff[i]);
+        if (!problem.empty())
+            throw UsageError("ideas[" + std::to_string(i) + "]: " + problem + "; lower p and q, or use a later date",
+                             "ideas[" + std::to_string(i) + "]");
     }
     return results_body(s.score_batcher->submit(ScoreItem{std::move(resolved), p, q}).get());
 }

@@ -129,17 +129,12 @@ void score_representatives(Run& run, Scorer& scorer, const std::vector<std::size
     std::vector<std::size_t> scorable;
     for (std::size_t c : reps) {
         const PipelineProposal& p = run.prepared.proposals[run.clusters.representative[c]];
-        const std::size_t limit = std::min(n_rows, p.row_limit);
-        std::set<std::int64_t> excluded(p.excluded_rows.begin(), p.excluded_rows.end());
-        std::size_t reachable = limit;
-        for (std::int64_t row : excluded)
-            if (row >= 0 && static_cast<std::size_t>(row) < limit) --reachable;
-        const std::size_t k = std::max(run.settings.p, run.settings.q);
-        if (reachable > k) scorable.push_back(c);
-        else
-            run.outcomes[c].error = "rnd: p = " + std::to_string(run.settings.p) + " and q = " +
-                                    std::to_string(run.settings.q) + " need more than " + std::to_string(k) +
-                                    " papers, but the idea's cutoff and exclusions leave " + std::to_string(reachable);
+        const std::size_t reachable = reachable_papers(p.row_limit, n_rows, p.excluded_rows.data(), p.excluded_rows.size());
+        const ClaimsProposalInput& given = run.input.ideas[run.clusters.representative[c]].proposal;
+        const std::string cutoff = given.date ? given.date->text() : run.input.cutoff_text;
+        const std::string problem = reach_problem(run.settings.p, run.settings.q, reachable, cutoff);
+        if (problem.empty()) scorable.push_back(c);
+        else run.outcomes[c].error = "rnd: " + problem;
     }
     const std::vector<std::size_t>& todo = scorable;
     auto score_some = [&](std::size_t begin, std::size_t end) {

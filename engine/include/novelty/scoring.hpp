@@ -81,6 +81,17 @@ struct IdeaScore {
 /// neighbour's list; when more than `extra` of a neighbour's cached neighbours are excluded its
 /// density is recomputed directly, so the result is always exact.
 /// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
+/// Papers an idea can reach: rows [0, row_limit) (capped at n_rows) less its distinct excluded
+/// rows among them. Scoring needs more than max(p, q) of them (its neighbours' densities leave
+/// each neighbour out).
+std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const std::int64_t* excluded,
+                             std::size_t n_excluded);
+
+/// The problem when too few papers are reachable, "" when enough are: "p = P and q = Q need more
+/// than K papers, but WHERE less its exclusions holds N" (WHERE: "the corpus" or "the corpus up
+/// to CUTOFF"). Every edge (novelty score, the server, triage) words it this way.
+std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, const std::string& cutoff);
+
 class Scorer {
 public:
     /// `index` must be built on corpus.vectors() (UsageError otherwise); it serves every search.
