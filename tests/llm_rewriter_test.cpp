@@ -55,6 +55,13 @@ TEST(RewriteAnswer, ParsesStrictlyAndKeepsAtMostN) {
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": []}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": [\"a\", 3]}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": [\"a\", \"  \"]}", RewriteKind::expand, 2, out));
+    // A small model that echoes the prompt's format gives "..." placeholders: not texts.
+    const auto placeholder = parse_rewrite_answer("{\"rewrites\": [\"...\", \"...\"]}", RewriteKind::expand, 2, out);
+    ASSERT_TRUE(placeholder);
+    EXPECT_NE(placeholder->find("placeholder"), std::string::npos) << *placeholder;
+    EXPECT_TRUE(parse_rewrite_answer("{\"abstracts\": [\"\u2026\"]}", RewriteKind::hyde, 2, out));
+    EXPECT_FALSE(parse_rewrite_answer("{\"abstracts\": [\"\u00c9tude des r\u00e9seaux\"]}", RewriteKind::hyde, 2, out));
+    EXPECT_TRUE(parse_rewrite_answer("{\"continuation\": \" ... \"}", RewriteKind::continue_, 1, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": \"a\"}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("Sure! {\"rewrites\": [\"a\"]}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("[\"a\"]", RewriteKind::expand, 2, out));

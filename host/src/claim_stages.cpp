@@ -155,6 +155,8 @@ std::optional<std::string> parse_extraction_answer(const std::string& content, s
         Claim claim;
         claim.text = string_field(c, "text");
         if (claim.text.find_first_not_of(" \t\r\n") == std::string::npos) return at + " has no \"text\"";
+        if (!detail::has_word(claim.text))
+            return at + " has the \"text\" '" + claim.text + "', a placeholder, not a claim";
         const auto dimension = parse_dimension(string_field(c, "dimension"));
         if (!dimension)
             return at + " has dimension '" + string_field(c, "dimension") +

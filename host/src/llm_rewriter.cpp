@@ -54,6 +54,7 @@ std::optional<std::string> parse_rewrite_answer(const std::string& content, Rewr
         if (!it->is_string()) return "\"" + key + "\" is not a string";
         std::string text = detail::trim(it->get<std::string>());
         if (text.empty()) return "\"" + key + "\" is empty";
+        if (!detail::has_word(text)) return "\"" + key + "\" is '" + text + "', a placeholder, not a text";
         if (n > 0) out.push_back(std::move(text));
         return std::nullopt;
     }
@@ -65,6 +66,8 @@ std::optional<std::string> parse_rewrite_answer(const std::string& content, Rewr
         if (!value.is_string()) return "\"" + key + "\"[" + std::to_string(i) + "] is not a string";
         std::string text = detail::trim(value.get<std::string>());
         if (text.empty()) return "\"" + key + "\"[" + std::to_string(i) + "] is empty";
+        if (!detail::has_word(text))
+            return "\"" + key + "\"[" + std::to_string(i) + "] is '" + text + "', a placeholder, not a text";
         if (texts.size() < n) texts.push_back(std::move(text));
     }
     out = std::move(texts);
