@@ -13,7 +13,8 @@
 # Environment: LLM_THREADS (default 1: on an oversubscribed machine two llama.cpp threads that wait
 # for each other fall to under 1 token/s), LLM_PORT (default 18431), POOL_K (pool papers per idea,
 # default 3), EXPAND (default 3), HYDE (default 2), MAX_TOKENS (per answer, default 256; a small
-# model sometimes runs on to the limit), PART (claims, retrieve or all, the default; two PARTs
+# model sometimes runs on to the limit), PART (claims, retrieve or all, the default; judge: the
+# LLM judge alone on offline claims and grades, for a model whose extraction always fails; two PARTs
 # can run at once on two ports, each with its own server, then PART=summary prints the figures),
 # BENCH_DIR (default build/llm-bench).
 set -euo pipefail
@@ -93,6 +94,17 @@ if [ "$part" = all ] || [ "$part" = claims ]; then
 fi
 
 # 5. Retrieval with multi-query expansion and HyDE on the demo questions.
+# 4b. The LLM judge on whole profiles of offline claims and grades (PART=judge only).
+if [ "$part" = judge ]; then
+  rm -f "$work/judge-claims.sqlite" "$work/judge.jsonl" "$work/judge.jsonl.partial"
+  start=$(date +%s.%N)
+  "$novelty" claims --corpus "$corpus" --proposals "$work/proposals.jsonl" --llm offline --judge "$url" --concurrency 1 \
+    --timeout 600 --retries 2 --max-tokens "$max_tokens" --cache none --claims-cache "$work/judge-claims.sqlite" \
+    --out "$work/judge.jsonl" 2>"$work/judge.err"
+  end=$(date +%s.%N)
+  echo "$start $end" >"$work/judge.time"
+fi
+
 if [ "$part" = all ] || [ "$part" = retrieve ]; then
   start=$(date +%s.%N)
   "$novelty" retrieve --corpus "$corpus" --queries "$here/data/retrieval/queries.jsonl" --methods dense,bm25,hybrid \
