@@ -8,6 +8,9 @@ cd "$here"
 scripts/setup.sh
 jobs="$(nproc)"
 
+echo "== function length" >&2
+scripts/check_function_length.sh
+
 echo "== CPU-only build" >&2
 scripts/build.sh cpu
 configs=(cpu)

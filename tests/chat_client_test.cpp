@@ -284,6 +284,10 @@ TEST(ClaimStages, StrictParsing) {
     EXPECT_TRUE(novelty::host::parse_extraction_answer("{\"claims\": []}", claims));
     EXPECT_TRUE(novelty::host::parse_extraction_answer("{\"claims\": [{\"text\": \"t\", \"dimension\": \"idea\"}]}", claims));
     EXPECT_TRUE(novelty::host::parse_extraction_answer("Sure! {\"claims\": []}", claims));
+    const auto placeholder = novelty::host::parse_extraction_answer(
+        "{\"claims\": [{\"text\": \"...\", \"dimension\": \"problem\", \"attribute\": \"...\", \"value\": \"...\"}]}", claims);
+    ASSERT_TRUE(placeholder);
+    EXPECT_NE(placeholder->find("placeholder"), std::string::npos) << *placeholder;
     novelty::host::Verdict v;
     EXPECT_FALSE(novelty::host::parse_verdict_answer(
         "{\"decision\": \"fail\", \"source\": \"p3\", \"established\": [1, 0, 1], \"rationale\": \"r\"}", 2, v));

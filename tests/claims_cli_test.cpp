@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <set>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 using novelty::test::run_cli;
@@ -126,4 +129,117 @@ TEST(EvalClaimNovCli, ReproducesThePapersRowFromFiles) {
                              shell_quote(tmp.file("bad.jsonl")));
     EXPECT_EQ(bad.exit_code, 3);
     EXPECT_NE(bad.err.find("bad.jsonl:1"), std::string::npos) << bad.err;
+}
+
+TEST(ClaimsCli, OwnPoolsAlphaAndWeightsAreReadAndBadOnesNamed) {
+    TempDir tmp;
+    std::string papers;
+    for (int i = 0; i < 4; ++i)
+        papers += json{{"id", "p" + std::to_string(i)},
+                       {"title", "Paper " + std::to_string(i)},
+                       {"abstract", "We propose method number " + std::to_string(i) + " for protein folding."},
+                       {"year", 2010 + i}}
+                      .dump() +
+                  "\n";
+    novelty::test::write_file(tmp.file("papers.jsonl"), papers);
+    const std::string corpus = tmp.file("c");
+    ASSERT_EQ(run_cli("corpus import -q --in " + shell_quote(tmp.file("papers.jsonl")) + " --out " + shell_quote(corpus)).exit_code, 0);
+    auto r = run_cli("corpus embed -q " + shell_quote(corpus) + " --embedder " +
+                     shell_quote(novelty::test::fixture("encoder/tiny-bert-cls")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    novelty::test::write_file(
+        tmp.file("p.jsonl"),
+        json{{"id", "own"}, {"title", "Paper 3"}, {"text", "We propose method number 3 for protein folding."}, {"pool", {"p0", "p1"}}}
+                .dump() +
+            "\n" + json{{"id", "all"}, {"title", "Paper 3"}, {"text", "We propose method number 3 for protein folding."}}.dump() + "\n");
+    const std::string base = "claims -q --corpus " + shell_quote(corpus) + " --embedder " +
+                             shell_quote(novelty::test::fixture("encoder/tiny-bert-cls")) + " --cache none";
+    const std::string out = tmp.file("out.jsonl");
+    r = run_cli(base + " --proposals " + shell_quote(tmp.file("p.jsonl")) + " --alpha 0.75 --weights methodology=0.5 --out " +
+                shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = novelty::test::json_lines(out);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0]["provenance"]["pool_papers"], 2);
+    EXPECT_EQ(lines[1]["provenance"]["pool_papers"], 4);  // the run's pool: every paper
+    std::set<std::string> own, all;
+    for (const auto& c : lines[0]["claims"])
+        for (const auto& cand : c["candidates"]) own.insert(cand["paper"].get<std::string>());
+    for (const auto& c : lines[1]["claims"])
+        for (const auto& cand : c["candidates"]) all.insert(cand["paper"].get<std::string>());
+    EXPECT_TRUE(own.size() <= 2 && !own.count("p2") && !own.count("p3")) << lines[0];
+    EXPECT_TRUE(all.count("p3")) << lines[1];
+    EXPECT_EQ(lines[1]["provenance"]["alpha"], 0.75);
+    EXPECT_EQ(lines[1]["provenance"]["weights"]["methodology"], 0.5);
+    EXPECT_EQ(lines[1]["verdict"]["judge"], "offline-approx");  // no LLM: the rule decides
+    // N(P) recomputed from the record with the weights given.
+    double a = 0, a_max = 0;
+    for (const auto& c : lines[1]["claims"]) {
+        const std::string d = c["dimension"];
+        const double w = d == "problem" ? 0.4 : d == "methodology" ? 0.5 : d == "resource" ? 0.1 : 0.3;
+        a += w * c["importance"].get<double>() * c["anticipation"].get<double>();
+        a_max += w * c["importance"].get<double>();
+    }
+    EXPECT_NEAR(lines[1]["novelty"].get<double>(), a_max > 0 ? 1 - a / a_max : 1.0, 1e-9);
+
+    // A pool naming an unknown paper, an empty pool, and bad constants.
+    novelty::test::write_file(tmp.file("bad.jsonl"), "{\"id\": \"a\", \"title\": \"t\"}\n{\"id\": \"b\", \"title\": \"t\", \"pool\": [\"p1\", \"zz\"]}\n");
+    r = run_cli(base + " --proposals " + shell_quote(tmp.file("bad.jsonl")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("bad.jsonl:2"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'zz'"), std::string::npos) << r.err;
+    novelty::test::write_file(tmp.file("empty.jsonl"), "{\"id\": \"b\", \"title\": \"t\", \"pool\": []}\n");
+    r = run_cli(base + " --proposals " + shell_quote(tmp.file("empty.jsonl")));
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_NE(r.err.find("'pool' is empty"), std::string::npos) << r.err;
+    for (const std::string flags : {"--alpha 0", "--alpha 2", "--weights idea=1", "--weights problem=-1", "--threshold 3"}) {
+        r = run_cli(base + " --proposals " + shell_quote(tmp.file("p.jsonl")) + " " + flags);
+        EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    }
+}
+
+TEST(EvalClaimNovCli, ReportsTheRecordsItLeavesOutAndWhy) {
+    TempDir tmp;
+    const auto verdict = [](const std::string& decision) {
+        return json{{"decision", decision}, {"source", nullptr}, {"established", json::array()}, {"rationale", ""}, {"judge", "llm:m"}};
+    };
+    std::string results;
+    results += json{{"id", "d1"}, {"novelty", 0.1}, {"claims", json::array()}, {"verdict", verdict("fail")}}.dump() + "\n";
+    results += json{{"id", "d2"}, {"novelty", nullptr}, {"claims", json::array()}, {"verdict", nullptr},
+                    {"error", "claim extraction failed: invalid answer after one repair: the answer holds no JSON object"}}
+                   .dump() +
+               "\n";
+    results += json{{"id", "l1"}, {"novelty", 0.9}, {"claims", json::array()}, {"verdict", verdict("pass")}}.dump() + "\n";
+    results += json{{"id", "x9"}, {"verdict", nullptr}, {"error", "unlabelled failure"}}.dump() + "\n";
+    std::string labels;
+    for (const auto& [id, set] : std::vector<std::pair<std::string, std::string>>{
+             {"d1", "disguised"}, {"d2", "disguised"}, {"d3", "disguised"}, {"l1", "later_realized"}})
+        labels += json{{"id", id}, {"set", set}, {"source", "S"}}.dump() + "\n";
+    novelty::test::write_file(tmp.file("r.jsonl"), results);
+    novelty::test::write_file(tmp.file("l.jsonl"), labels);
+    const std::string args = " --results " + shell_quote(tmp.file("r.jsonl")) + " --labels " + shell_quote(tmp.file("l.jsonl"));
+    const auto r = run_cli("eval claimnov --json" + args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["disguised"]["n"], 1);  // d2 and d3 are in no denominator
+    EXPECT_EQ(j["labelled"], 4);
+    EXPECT_EQ(j["evaluated"], 2);
+    EXPECT_EQ(j["left_out"]["n"], 2);
+    EXPECT_EQ(j["left_out"]["with_error"], 1);
+    EXPECT_EQ(j["left_out"]["without_result"], 1);
+    ASSERT_EQ(j["left_out"]["records"].size(), 2u);
+    EXPECT_EQ(j["left_out"]["records"][0]["id"], "d2");
+    EXPECT_EQ(j["left_out"]["records"][0]["reason"], "error");
+    EXPECT_NE(j["left_out"]["records"][0]["error"].get<std::string>().find("claim extraction failed"), std::string::npos);
+    EXPECT_EQ(j["left_out"]["records"][1]["id"], "d3");
+    EXPECT_EQ(j["left_out"]["records"][1]["reason"], "no result");
+    EXPECT_EQ(j["unjudged_results"], 2);  // x9 too, though unlabelled
+    EXPECT_NE(r.err.find("2 of 4 labelled ids left out of every rate: 1 with an error result, 1 without a result"),
+              std::string::npos)
+        << r.err;
+    const auto table = run_cli("eval claimnov" + args);
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("left out of every rate"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("d2 (disguised): claim extraction failed"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("d3 (disguised): no result record"), std::string::npos) << table.out;
 }

@@ -1,6 +1,7 @@
 // An in-process fake OpenAI-compatible chat-completions server (cpp-httplib on 127.0.0.1) for
 // tests and benchmarks: records requests, counts concurrent ones, and answers through an
-// injectable behaviour (default: a canned answer per prompt kind, else {\"echo\": user message}) after an optional delay.
+// injectable behaviour (default: a canned answer per prompt kind, else {\"echo\": user message}) after an optional delay;
+// GET /v1/models lists the models set with set_models().
 #pragma once
 
 #include <httplib.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -49,6 +51,18 @@ public:
             if (!behaviour || !behaviour(body, res, call)) answer(body, res);
             --in_flight_;
         });
+        // GET /v1/models lists the models given to set_models(); 404 until then.
+        server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+            std::lock_guard lock(mutex_);
+            if (!models_) {
+                res.status = 404;
+                res.set_content("{\"error\": \"not found\"}", "application/json");
+                return;
+            }
+            json data = json::array();
+            for (const std::string& id : *models_) data.push_back({{"id", id}, {"object", "model"}, {"owned_by", "me"}});
+            res.set_content(json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+        });
         port_ = server_.bind_to_any_port("127.0.0.1");
         if (port_ <= 0) throw std::runtime_error("fake LLM server: could not bind 127.0.0.1");
         thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -68,6 +82,11 @@ public:
         behaviour_ = std::move(b);
     }
     void set_delay_ms(int ms) { delay_ms_ = ms; }
+    /// The models GET /v1/models lists from now on.
+    void set_models(std::vector<std::string> models) {
+        std::lock_guard lock(mutex_);
+        models_ = std::move(models);
+    }
     int max_in_flight() const { return max_in_flight_; }
     std::vector<json> bodies() const {
         std::lock_guard lock(mutex_);
@@ -141,6 +160,7 @@ private:
     int port_ = 0;
     mutable std::mutex mutex_;
     Behaviour behaviour_;
+    std::optional<std::vector<std::string>> models_;
     std::vector<json> bodies_;
     std::vector<std::string> authorization_;
     std::atomic<int> in_flight_{0};

@@ -32,12 +32,13 @@ ChatClientOptions options_for(const FakeLlmServer& server, std::size_t concurren
     return o;
 }
 
-/// The query text of a rewrite request (after the "Research question or idea:" line).
+/// The query text of a rewrite request ("Research question: QUERY", up to the blank line).
 std::string query_of(const json& body) {
     const std::string user = body["messages"][1]["content"].get<std::string>();
-    const std::string marker = "Research question or idea:\n";
-    const auto at = user.find(marker);
-    return at == std::string::npos ? std::string() : user.substr(at + marker.size());
+    const std::string marker = "Research question: ";
+    if (user.compare(0, marker.size(), marker) != 0) return {};
+    return user.substr(marker.size(), user.find("\n\n") == std::string::npos ? std::string::npos
+                                                                             : user.find("\n\n") - marker.size());
 }
 
 }  // namespace
@@ -54,6 +55,13 @@ TEST(RewriteAnswer, ParsesStrictlyAndKeepsAtMostN) {
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": []}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": [\"a\", 3]}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": [\"a\", \"  \"]}", RewriteKind::expand, 2, out));
+    // A small model that echoes the prompt's format gives "..." placeholders: not texts.
+    const auto placeholder = parse_rewrite_answer("{\"rewrites\": [\"...\", \"...\"]}", RewriteKind::expand, 2, out);
+    ASSERT_TRUE(placeholder);
+    EXPECT_NE(placeholder->find("placeholder"), std::string::npos) << *placeholder;
+    EXPECT_TRUE(parse_rewrite_answer("{\"abstracts\": [\"\u2026\"]}", RewriteKind::hyde, 2, out));
+    EXPECT_FALSE(parse_rewrite_answer("{\"abstracts\": [\"\u00c9tude des r\u00e9seaux\"]}", RewriteKind::hyde, 2, out));
+    EXPECT_TRUE(parse_rewrite_answer("{\"continuation\": \" ... \"}", RewriteKind::continue_, 1, out));
     EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": \"a\"}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("Sure! {\"rewrites\": [\"a\"]}", RewriteKind::expand, 2, out));
     EXPECT_TRUE(parse_rewrite_answer("[\"a\"]", RewriteKind::expand, 2, out));
@@ -147,4 +155,47 @@ TEST(LlmRewriter, AFailedQueryIsReportedAndTheOthersStillWork) {
     EXPECT_NE(results[2].error.find("after one repair"), std::string::npos) << results[2].error;
     EXPECT_EQ(results[3].texts, (std::vector<std::string>{"good two again"}));
     EXPECT_THROW(rewriter.rewrite("broken", 2), novelty::Error);
+}
+
+TEST(RewritePrompts, AreScholarCatalystsHydeAndSingleQueryExpansion) {
+    using novelty::host::prompt_text;
+    using novelty::host::rewrite_prompt;
+    // The user message prefixes the question with "Research question:", as the paper's.
+    EXPECT_EQ(rewrite_prompt(RewriteKind::hyde, "q text", 5), "Research question: q text\n\nNumber of abstracts: 5");
+    EXPECT_EQ(rewrite_prompt(RewriteKind::expand, "q text", 3), "Research question: q text\n\nNumber of queries: 3");
+    EXPECT_EQ(rewrite_prompt(RewriteKind::continue_, "q text", 1), "Research question: q text");
+    // HyDE asks for prior papers from distinct angles, adjacent fields included, without
+    // solving the question or naming real papers.
+    const std::string hyde(prompt_text("hyde_abstracts"));
+    for (const char* part : {"earlier papers", "own angle", "adjacent field", "do not solve the research question",
+                             "names no real paper"})
+        EXPECT_NE(hyde.find(part), std::string::npos) << part;
+    EXPECT_EQ(hyde.find("would address"), std::string::npos);
+    const std::string single(prompt_text("expand_continuation"));
+    EXPECT_NE(single.find("continue"), std::string::npos);
+    EXPECT_NE(single.find("\"continuation\""), std::string::npos);
+}
+
+TEST(LlmRewriter, SingleQueryExpansionAsksForOneContinuation) {
+    std::vector<std::string> out;
+    EXPECT_FALSE(parse_rewrite_answer("{\"continuation\": \"  more words \"}", RewriteKind::continue_, 1, out));
+    EXPECT_EQ(out, (std::vector<std::string>{"more words"}));
+    EXPECT_TRUE(parse_rewrite_answer("{\"continuation\": [\"a\"]}", RewriteKind::continue_, 1, out));
+    EXPECT_TRUE(parse_rewrite_answer("{\"continuation\": \" \"}", RewriteKind::continue_, 1, out));
+    EXPECT_TRUE(parse_rewrite_answer("{\"rewrites\": [\"a\"]}", RewriteKind::continue_, 1, out));
+
+    FakeLlmServer server;
+    server.set_behaviour([](const json& body, httplib::Response& res, int) {
+        const json answer = {{"continuation", "and more about " + query_of(body)}};
+        res.set_content(FakeLlmServer::completion(answer.dump()), "application/json");
+        return true;
+    });
+    ChatClient client(options_for(server));
+    LlmRewriter rewriter(client, RewriteKind::continue_);
+    EXPECT_EQ(rewriter.name(), "expand-single");
+    EXPECT_EQ(rewriter.rewrite("sparse attention", 1), (std::vector<std::string>{"and more about sparse attention"}));
+    const auto bodies = server.bodies();
+    ASSERT_EQ(bodies.size(), 1u);
+    EXPECT_EQ(bodies[0]["messages"][0]["content"], std::string(novelty::host::prompt_text("expand_continuation")));
+    EXPECT_EQ(client.usage().at("expand-single").calls, 1u);
 }

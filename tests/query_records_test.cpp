@@ -10,7 +10,7 @@ using novelty::test::TempDir;
 TEST(QueryRecords, ReadsIdsTextDatesAndExclusions) {
     TempDir tmp;
     test::write_file(tmp.file("q.jsonl"),
-                     "{\"id\": \"a\", \"title\": \"T\", \"text\": \"body\", \"date\": \"2020-05\", \"exclude\": [\"x\", 7]}\n"
+                     "{\"id\": \"a\", \"title\": \"T\", \"text\": \"body\", \"date\": \"2020-05\", \"exclude\": [\"x\", 7], \"pool\": [\"p\", 9]}\n"
                      "\n"
                      "{\"id\": 12, \"abstract\": \"only an abstract\", \"extra\": true}\n");
     const auto records = read_query_records(tmp.file("q.jsonl"));
@@ -20,6 +20,8 @@ TEST(QueryRecords, ReadsIdsTextDatesAndExclusions) {
     EXPECT_EQ(records[0].text, "body");
     EXPECT_EQ(records[0].date->text(), "2020-05");
     EXPECT_EQ(records[0].exclude, (std::vector<std::string>{"x", "7"}));
+    EXPECT_EQ(records[0].pool, (std::vector<std::string>{"p", "9"}));
+    EXPECT_FALSE(records[1].pool);  // no "pool": none (not an empty one)
     EXPECT_EQ(records[1].id, "12");
     EXPECT_EQ(records[1].text, "only an abstract");
     EXPECT_EQ(records[1].line, 3u);
@@ -36,6 +38,9 @@ TEST(QueryRecords, ErrorsNameFileAndLine) {
                           Case{"{\"id\": \"a\"}\n{\"id\": \"a\"}\n", 2, "duplicate id 'a' (first at line 1)"},
                           Case{"{\"id\": \"a\", \"date\": \"May 2020\"}\n", 1, "unparseable date 'May 2020'"},
                           Case{"{\"id\": \"a\", \"exclude\": \"b\"}\n", 1, "'exclude' must be an array"},
+                          Case{"{\"id\": \"a\"}\n{\"id\": \"b\", \"pool\": \"p1\"}\n", 2, "'pool' must be an array"},
+                          Case{"{\"id\": \"a\", \"pool\": [1.5]}\n", 1, "'pool' must hold paper ids"},
+                          Case{"{\"id\": \"a\", \"pool\": []}\n", 1, "'pool' is empty"},
                           Case{"{\"id\": \"a\", \"title\": 3}\n", 1, "'title' must be a string"},
                           Case{"", 0, "holds no records"}}) {
         TempDir tmp;

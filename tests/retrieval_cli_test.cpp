@@ -3,6 +3,7 @@
 // table and JSON of the evaluation, and errors that name the file and line.
 #include "fake_llm_server.hpp"
 #include "novelty/npy.hpp"
+#include "novelty_host/prompts.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -130,12 +131,20 @@ TEST(RetrieveCli, RewritesFromAFileAreFused) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     std::map<std::string, std::vector<std::string>> docs;
     for (const auto& l : read_run(s.tmp.file("rw.trec"))) docs[l.qid + " " + l.tag].push_back(l.doc);
-    // q2 (cutoff 2019): the expansion fuses the question (p-gnn) with the rewrite, which matches
-    // nothing before 2020; HyDE uses only its abstract, which matches nothing either.
-    EXPECT_EQ(docs["q2 bm25+expand"], (std::vector<std::string>{"p-gnn"}));
+    // q2 (cutoff 2019): by default (the paper's) only the rewrites are ranked, and the rewrite
+    // and the abstract match nothing before 2020.
+    EXPECT_EQ(docs.count("q2 bm25+expand"), 0u);
     EXPECT_EQ(docs.count("q2 bm25+hyde"), 0u);
-    // q1 has no rewrites: expansion is the question alone, the same ranking as bm25.
+    // q1 has no rewrites: each mode ranks the question alone, the same ranking as bm25.
     EXPECT_EQ(docs["q1 bm25+expand"], docs["q1 bm25"]);
+    EXPECT_EQ(docs["q1 bm25+hyde"], docs["q1 bm25"]);
+    // --fuse-original fuses the question (p-gnn) with the rewrites, in both modes.
+    result = run_cli(base + " --expand 2 --hyde 1 --fuse-original --rewrites " + shell_quote(s.tmp.file("rw.jsonl")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    docs.clear();
+    for (const auto& l : read_run(s.tmp.file("rw.trec"))) docs[l.qid + " " + l.tag].push_back(l.doc);
+    EXPECT_EQ(docs["q2 bm25+expand"], (std::vector<std::string>{"p-gnn"}));
+    EXPECT_EQ(docs["q2 bm25+hyde"], (std::vector<std::string>{"p-gnn"}));
 
     // --llm and --rewrites are alternatives; one of them is needed.
     result = run_cli(base + " --expand 2 --llm http://localhost:1/v1 --llm-model m --rewrites " + shell_quote(s.tmp.file("rw.jsonl")));
@@ -168,7 +177,7 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
         return true;
     });
     const std::string base = "retrieve --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
-                             " --methods bm25 --k 10 --expand 2 --hyde 1 --retries 0 --llm-model fake-model";
+                             " --methods bm25 --k 10 --expand 2 --hyde 1 --retries 0 --llm-model fake-model --fuse-original";
     auto result = run_cli(base + " --llm " + server.base_url() + " --out " + shell_quote(s.tmp.file("llm.trec")) +
                           " --jsonl " + shell_quote(s.tmp.file("llm.jsonl")));
     ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -191,7 +200,9 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
     EXPECT_EQ(std::count(docs["q1 bm25"].begin(), docs["q1 bm25"].end(), "p-rl"), 0);
     EXPECT_EQ(std::count(docs["q1 bm25+expand"].begin(), docs["q1 bm25+expand"].end(), "p-rl"), 1);
     EXPECT_EQ(docs["q1 bm25+expand"].front(), "p-old");  // in the question and the second rewrite
-    EXPECT_EQ(docs["q1 bm25+hyde"], (std::vector<std::string>{"p-gnn"}));  // the abstract alone
+    // The abstract brings p-gnn, fused with the question's own ranking.
+    EXPECT_EQ(std::count(docs["q1 bm25+hyde"].begin(), docs["q1 bm25+hyde"].end(), "p-gnn"), 1);
+    EXPECT_EQ(std::count(docs["q1 bm25"].begin(), docs["q1 bm25"].end(), "p-gnn"), 0);
     // q2: both modes fell back to the query text alone.
     EXPECT_EQ(docs["q2 bm25+expand"], docs["q2 bm25"]);
     EXPECT_EQ(docs["q2 bm25+hyde"], docs["q2 bm25"]);
@@ -205,6 +216,8 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
     EXPECT_EQ(rows[0]["rewrites"]["expand"], (nlohmann::json{"reinforcement learning robots grasping", "sparse attention"}));
     EXPECT_EQ(rows[0]["rewrites"]["hyde"].size(), 1u);
     EXPECT_FALSE(rows[0].contains("rewrite_errors"));
+    EXPECT_EQ(rows[0]["expand_mode"], "multi");
+    EXPECT_EQ(rows[0]["fuse_original"], true);
     EXPECT_EQ(rows[1]["rewrites"]["expand"].size(), 0u);
     EXPECT_NE(rows[1]["rewrite_errors"]["expand"].get<std::string>().find("500"), std::string::npos) << rows[1];
     EXPECT_TRUE(rows[1]["rewrite_errors"].contains("hyde"));
@@ -220,10 +233,76 @@ TEST(RetrieveCli, LlmExpansionAndHydeAreFusedAndAFailedQueryFallsBackToItsText) 
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(server.n_requests(), 8u);  // only q2's two failed requests again
     EXPECT_EQ(novelty::test::read_file(s.tmp.file("cached.trec")), novelty::test::read_file(s.tmp.file("llm.trec")));
-    // Without a model the client refuses to start.
+    // Without a model the client refuses to start: this server lists no models.
     result = run_cli("retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
                      " --methods bm25 --expand 1 --llm " + server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
     EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("--llm-model"), std::string::npos) << result.err;
+}
+
+TEST(RetrieveCli, SingleQueryExpansionRanksTheQuestionWithItsContinuationAndTheModelIsAsked) {
+    CliSetup s;
+    make_setup(s);
+    novelty::test::FakeLlmServer server;
+    server.set_models({"the-only-model"});
+    const std::string continuation = "Robots learn grasping with reinforcement learning.";
+    server.set_behaviour([&](const nlohmann::json&, httplib::Response& res, int) {
+        res.set_content(novelty::test::FakeLlmServer::completion(nlohmann::json{{"continuation", continuation}}.dump()),
+                        "application/json");
+        return true;
+    });
+    const std::string base = "retrieve -q --corpus " + shell_quote(s.corpus) + " --methods bm25 --k 10 --retries 0";
+    auto result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 1 --expand-mode single --llm " +
+                          server.base_url() + " --cache none --out " + shell_quote(s.tmp.file("single.trec")) + " --jsonl " +
+                          shell_quote(s.tmp.file("single.jsonl")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto bodies = server.bodies();
+    ASSERT_EQ(bodies.size(), 3u);  // one continuation per query
+    for (const auto& body : bodies) {
+        EXPECT_EQ(body["model"], "the-only-model");  // from GET /v1/models
+        EXPECT_EQ(body["messages"][0]["content"], std::string(novelty::host::prompt_text("expand_continuation")));
+        EXPECT_EQ(body["messages"][1]["content"].get<std::string>().rfind("Research question: ", 0), 0u);
+    }
+    // The expansion ranks the question with the continuation appended: the same as a query
+    // whose text is exactly that, under the same cutoff.
+    novelty::test::write_file(s.tmp.file("appended.jsonl"),
+                              nlohmann::json{{"id", "q1"}, {"text", "sparse attention for very long documents " + continuation},
+                                             {"date", "2021"}}
+                                      .dump() +
+                                  "\n");
+    ASSERT_EQ(run_cli(base + " --queries " + shell_quote(s.tmp.file("appended.jsonl")) + " --out " +
+                      shell_quote(s.tmp.file("appended.trec"))).exit_code, 0);
+    std::map<std::string, std::vector<std::string>> single, appended;
+    for (const auto& l : read_run(s.tmp.file("single.trec"))) single[l.qid + " " + l.tag].push_back(l.doc);
+    for (const auto& l : read_run(s.tmp.file("appended.trec"))) appended[l.qid + " " + l.tag].push_back(l.doc);
+    EXPECT_EQ(single["q1 bm25+expand"], appended["q1 bm25"]);
+    EXPECT_NE(single["q1 bm25+expand"], single["q1 bm25"]);  // the continuation brings in p-rl
+    const std::string jsonl = novelty::test::read_file(s.tmp.file("single.jsonl"));
+    const auto first = nlohmann::json::parse(jsonl.substr(0, jsonl.find('\n')));
+    EXPECT_EQ(first["expand_mode"], "single");
+    EXPECT_EQ(first["fuse_original"], false);
+    EXPECT_EQ(first["rewrites"]["expand"], nlohmann::json::array({continuation}));
+    // Fed back, the continuation reproduces the run.
+    result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 1 --expand-mode single --rewrites " +
+                     shell_quote(s.tmp.file("single.jsonl")) + " --out " + shell_quote(s.tmp.file("again.trec")));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(novelty::test::read_file(s.tmp.file("again.trec")), novelty::test::read_file(s.tmp.file("single.trec")));
+
+    // Single mode writes one continuation; a mode must be one of the two.
+    result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 3 --expand-mode single --llm " +
+                     server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--expand 1"), std::string::npos) << result.err;
+    result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 1 --expand-mode both --llm " +
+                     server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("multi or single"), std::string::npos) << result.err;
+    // Several models and none named: the error lists them.
+    server.set_models({"a-model", "b-model"});
+    result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 1 --llm " + server.base_url() + " --out " +
+                     shell_quote(s.tmp.file("x.trec")));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("a-model, b-model"), std::string::npos) << result.err;
 }
 
 TEST(RetrieveCli, BadInputNamesTheFileAndLine) {

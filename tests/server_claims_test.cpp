@@ -200,8 +200,10 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
     novelty::test::FakeLlmServer llm;
     ClaimsServiceOptions o = claims_options();
     o.llm.llm = llm.base_url();
-    o.llm.llm_model = "fake-model";
-    o.llm.judge = "llm";
+    o.llm.llm_model = "fake-model";  // the judge is the LLM by default (no "judge" setting)
+    o.llm.judge_view.max_candidates = 3;
+    o.method.alpha = 0.25;
+    o.method.weights = "methodology=0.7";
     o.llm.concurrency = 3;
     o.llm.concurrency_given = true;
     o.llm.retries = 0;
@@ -212,7 +214,9 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
     server.start();
     const int port = server.port();
 
-    const json body = {{"proposals", proposals()}, {"pool", {"p0", "p1", "p2", "p3", "p4"}}};
+    json with_own_pool = proposals();
+    with_own_pool[2]["pool"] = {"p0", "p2"};  // "early" (cutoff 2011) has its own pool: p0 only is visible
+    const json body = {{"proposals", with_own_pool}, {"pool", {"p0", "p1", "p2", "p3", "p4"}}};
     const Reply done = poll(port, request(port, "POST", "/v1/claims", body.dump()).body["id"]);
     ASSERT_EQ(done.body["status"], "done") << done.text;
     const json& result = done.body["result"];
@@ -225,6 +229,19 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
     EXPECT_EQ(copy["verdict"]["decision"], "fail");
     EXPECT_EQ(copy["verdict"]["source"], "p3");
     EXPECT_EQ(result["results"][1]["verdict"]["decision"], "pass");
+    EXPECT_EQ(copy["provenance"]["alpha"], 0.25);
+    EXPECT_EQ(copy["provenance"]["weights"]["methodology"], 0.7);
+    EXPECT_EQ(copy["provenance"]["weights"]["problem"], 0.4);
+    EXPECT_EQ(copy["stages"]["judge_view"]["max_candidates"], 3);
+    const json& early = result["results"][2];
+    EXPECT_EQ(early["provenance"]["pool_papers"], 2);
+    for (const auto& c : early["claims"])
+        for (const auto& cand : c["candidates"]) EXPECT_EQ(cand["paper"], "p0") << cand;
+    for (const auto& b : llm.bodies()) {
+        if (b["messages"][0]["content"].get<std::string>().find("novel enough") == std::string::npos) continue;
+        const std::string user = b["messages"][1]["content"];
+        for (const auto& c : json::parse(user.substr(user.find('{')))["claims"]) EXPECT_LE(c["candidates"].size(), 3u);
+    }
     EXPECT_GT(llm.n_requests(), 5u);
     EXPECT_LE(llm.max_in_flight(), 3);
 
@@ -244,9 +261,13 @@ TEST_F(ServerClaimsTest, LlmJobThroughAFakeServerEqualsTheCliAndTheRuleJudgeCanB
     // The CLI against the same fake server writes the same records.
     novelty::test::write_file(tmp_->file("pool.txt"), "p0\np1\np2\np3\np4\n");
     const std::string out = tmp_->file("cli_llm.jsonl");
+    std::string own_pool_lines;
+    for (const auto& p : with_own_pool) own_pool_lines += p.dump() + "\n";
+    novelty::test::write_file(tmp_->file("llm.jsonl"), own_pool_lines);
     const auto r = run_cli("claims -q --corpus " + shell_quote(corpus()) + " --proposals " +
-                           shell_quote(proposals_file("llm.jsonl")) + " --pool " + shell_quote(tmp_->file("pool.txt")) +
-                           " --llm " + shell_quote(llm.base_url()) + " --llm-model fake-model --judge llm --retries 0" +
+                           shell_quote(tmp_->file("llm.jsonl")) + " --pool " + shell_quote(tmp_->file("pool.txt")) +
+                           " --llm " + shell_quote(llm.base_url()) + " --llm-model fake-model --retries 0" +
+                           " --judge-candidates 3 --alpha 0.25 --weights methodology=0.7" +
                            " --embedder " + shell_quote(model_dir()) + " --claims-cache " +
                            shell_quote(tmp_->file("cli_llm_claims.sqlite")) + " --cache none --out " + shell_quote(out));
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -277,6 +298,10 @@ TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {
         {json{{"proposals", one}, {"exclude", "p1"}}.dump(), "exclude: must be an array"},
         {json{{"proposals", one}, {"pool", {"p1", "nope"}}}.dump(), "pool[1]: paper 'nope' is not in the corpus"},
         {json{{"proposals", one}, {"pool", json::array()}}.dump(), "pool: is empty"},
+        {json{{"proposals", json::array({{{"id", "a"}, {"title", "t"}, {"pool", {"p1", "nope"}}}})}}.dump(),
+         "proposals[0].pool[1]: paper 'nope' is not in the corpus"},
+        {json{{"proposals", json::array({{{"id", "a"}, {"title", "t"}, {"pool", "p1"}}})}}.dump(),
+         "proposals[0].pool: must be an array"},
         {json{{"proposals", one}, {"judge", "llm"}}.dump(), "judge: 'llm' needs a server started with --llm"},
         {json{{"proposals", one}, {"judge", "maybe"}}.dump(), "judge: must be \"llm\" or \"rule\""},
         // Issue 22: a "judge" nested 100,000 levels deep crashed the server (stack overflow).

@@ -1,6 +1,7 @@
 // novelty claims: the ClaimNov check (docs/claimnov.md). Typed claims of each proposal, per-claim
 // retrieval of pool claims, graded entailment, N(P) and a verdict, through an OpenAI-compatible
 // LLM or fully offline (an approximation, labelled as such in every record).
+#include "claims_flags.hpp"
 #include "cli_common.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
@@ -39,19 +40,11 @@ struct ClaimsArgs {
     std::string pool;
     std::string cutoff;
     std::string exclude;
-    std::string llm = "offline";
-    std::string llm_model;
-    std::string llm_key;
-    std::string judge = "rule";
-    std::string judge_model;
-    std::size_t concurrency = 8;
-    bool concurrency_given = false;
-    double timeout = 120;
-    int retries = 5;
+    host::ClaimsLlmSettings llm;        ///< its response_cache is set from --cache
+    host::ClaimsMethodSettings method;
     std::string cache;
     std::string claims_cache;
     std::size_t window = 64;
-    double threshold = 0.5;
     bool resume = false;
     std::string out;
     EmbedderFlags embedder;
@@ -102,20 +95,36 @@ std::unique_ptr<host::PoolClaimStore> open_store(const std::string& path, bool g
     }
 }
 
+/// The proposals as the shared setup takes them, each "pool" resolved to corpus rows (an unknown
+/// id is an input error naming the line).
+std::vector<host::ClaimsProposalInput> proposal_inputs(const Corpus& corpus, const std::vector<QueryRecord>& records,
+                                                       const std::string& path) {
+    std::vector<host::ClaimsProposalInput> inputs;
+    for (const QueryRecord& r : records) {
+        if (!r.has_text()) throw InputError(path, r.line, "proposal " + quote_value(r.id) + " has no \"title\" or \"text\"");
+        inputs.push_back({r.id, r.title, r.text, r.date, r.exclude, std::nullopt});
+        if (!r.pool) continue;
+        auto& rows = inputs.back().pool_rows.emplace();
+        for (const std::string& id : *r.pool) {
+            const auto row = corpus.find_row(id);
+            if (!row) throw InputError(path, r.line, "pool paper " + quote_value(id) + " is not in the corpus " + corpus.dir());
+            rows.push_back(*row);
+        }
+    }
+    return inputs;
+}
+
 int run_claims(const ClaimsArgs& a) {
     refuse_output_over_inputs("--out", a.out, {a.proposals, a.pool});
     const Corpus corpus = Corpus::open(a.corpus);
     const std::vector<QueryRecord> records = read_query_records(a.proposals);
-    for (const QueryRecord& r : records)
-        if (!r.has_text()) throw InputError(a.proposals, r.line, "proposal " + quote_value(r.id) + " has no \"title\" or \"text\"");
     std::optional<PartialDate> cutoff;
     if (!a.cutoff.empty()) cutoff = parse_cutoff(a.cutoff);
     const std::vector<std::string> global_exclude = split_ids(a.exclude);
 
     // Per proposal: visible row prefix and excluded rows; the pool: the --pool papers, else
     // every paper any proposal can see.
-    std::vector<host::ClaimsProposalInput> inputs;
-    for (const QueryRecord& r : records) inputs.push_back({r.id, r.title, r.text, r.date, r.exclude});
+    const std::vector<host::ClaimsProposalInput> inputs = proposal_inputs(corpus, records, a.proposals);
     std::optional<std::vector<std::size_t>> pool_rows;
     if (!a.pool.empty()) {
         pool_rows.emplace();
@@ -136,22 +145,14 @@ int run_claims(const ClaimsArgs& a) {
     std::string response_cache = a.cache == "none" ? "" : a.cache;
     if (a.cache.empty()) {
         if (cache_writable) response_cache = cache_dir + "/llm_responses.sqlite";
-        else if (a.llm != "offline" || a.judge != "rule")
+        else if (a.llm.llm != "offline" || (a.llm.judge != "rule" && a.llm.judge != "auto"))
             std::fprintf(stderr, "novelty: warning: %s is read-only; LLM answers are not cached (give --cache PATH)\n",
                          cache_dir.c_str());
     }
 
     // Stages.
-    host::ClaimsLlmSettings settings;
-    settings.llm = a.llm;
-    settings.llm_model = a.llm_model;
-    settings.llm_key = a.llm_key;
-    settings.judge = a.judge;
-    settings.judge_model = a.judge_model;
-    settings.concurrency = a.concurrency;
-    settings.concurrency_given = a.concurrency_given;
-    settings.timeout_seconds = a.timeout;
-    settings.retries = a.retries;
+    const ClaimNovParams params = host::claimnov_params(a.method);
+    host::ClaimsLlmSettings settings = a.llm;
     settings.response_cache = response_cache;
     host::ClaimStageSet stages(settings);
     const bool approximate = stages.approximate();
@@ -159,7 +160,7 @@ int run_claims(const ClaimsArgs& a) {
     auto embedder = embedder_for_corpus(corpus, a.embedder);
     host::PipelineOptions options;
     options.window = a.window;
-    options.params.rule_novelty_threshold = a.threshold;
+    options.params = params;
     options.cancel = [&] { stages.cancel(); };
     host::ClaimNovPipeline pipeline(stages.extractor(), stages.grader(), stages.judge(), *embedder, options);
 
@@ -185,6 +186,9 @@ int run_claims(const ClaimsArgs& a) {
     info.corpus_identity = corpus.identity();
     info.embedder = embedder->name();
     info.pool_papers = stats.papers;
+    info.params = params;
+    info.judge_view = settings.judge_view;
+    info.llm_judge = stages.llm_judge() != nullptr && &stages.judge() == stages.llm_judge();
     auto context_of = [&](std::size_t i) { return host::claims_context_json(info, prepared.provenance[i]); };
 
     std::unique_ptr<host::ResumableOutput> output;
@@ -238,35 +242,20 @@ void add_claims_command(CLI::App& app, int& exit_code) {
                   "1-5, aggregated into a novelty score N(P) and judged pass/fail with the source paper named");
     cmd->add_option("--corpus", a->corpus, "Corpus directory (its papers are the pool; its embedder embeds claims)")->required();
     cmd->add_option("--proposals", a->proposals,
-                    "Proposals: .jsonl with \"id\", \"title\", \"text\" and optional \"date\" (cutoff) and \"exclude\" ids")
+                    "Proposals: .jsonl with \"id\", \"title\", \"text\" and optional \"date\" (cutoff), \"exclude\" ids "
+                    "and \"pool\" ids (its own candidate pool, which wins over --pool)")
         ->required();
     cmd->add_option("--pool", a->pool, "Pool papers: a file of corpus ids (one per line, or JSON Lines with \"id\"); "
                                        "default: every paper the proposal's cutoff allows");
     cmd->add_option("--cutoff", a->cutoff, "Only papers published on or before this date, for proposals without a \"date\"");
     cmd->add_option("--exclude", a->exclude, "Comma-separated paper ids left out of every proposal's pool");
-    cmd->add_option("--llm", a->llm,
-                    "Extraction and grading: 'offline' (default; heuristic typing and similarity grades, an approximation), "
-                    "the base URL of an OpenAI-compatible server (http://host:8000/v1), or 'env' for $NOVELTY_LLM_BASE_URL");
-    cmd->add_option("--llm-model", a->llm_model, "Model name (default: $NOVELTY_LLM_MODEL)");
-    cmd->add_option("--llm-key", a->llm_key, "API key (default: $NOVELTY_LLM_API_KEY, else $OPENAI_API_KEY)");
-    cmd->add_option("--judge", a->judge,
-                    "Verdict: 'rule' (default; N(P) below --threshold plus a strong match), 'llm' (the --llm server), "
-                    "or another server's base URL");
-    cmd->add_option("--judge-model", a->judge_model, "Model of a --judge URL (default: the --llm-model)");
-    cmd->add_option("--concurrency", a->concurrency, "LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
-        ->each([a](const std::string&) { a->concurrency_given = true; });
-    cmd->add_option("--timeout", a->timeout, "Seconds per LLM attempt (default 120)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--retries", a->retries, "Retries per LLM call after the first attempt (default 5)")
-        ->check(CLI::NonNegativeNumber);
+    add_claims_stage_flags(*cmd, a->llm, a->method, "");
     cmd->add_option("--cache", a->cache,
                     "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");
     cmd->add_option("--claims-cache", a->claims_cache,
                     "Pool claim store (SQLite); default CORPUS/cache/claims.sqlite (in memory when the corpus is read-only)");
     cmd->add_option("--window", a->window, "Proposals in flight at once (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-    cmd->add_option("--threshold", a->threshold, "No-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
     cmd->add_flag("--resume", a->resume, "Continue an interrupted run: proposals already in OUT.partial are skipped");
     cmd->add_option("--out", a->out, "Output JSON Lines (written as OUT.partial while running); default: a table on stdout");
     add_embedder_flags(*cmd, a->embedder);

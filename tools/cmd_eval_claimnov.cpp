@@ -82,62 +82,83 @@ std::string signed2(double v) {
     return buf;
 }
 
-int run_eval_claimnov(const EvalClaimNovArgs& a) {
-    refuse_output_over_inputs("--out", a.out, {a.results, a.labels});
-    // Results: id -> (rejected, attributed paper).
+/// The results file: verdicts by id, and the errors of records without one.
+struct Results {
     struct Judged {
         bool rejected = false;
-        std::string attributed;
+        std::string attributed;  ///< the verdict's source, else the record's attribution
     };
     std::map<std::string, Judged> judged;
-    std::size_t unjudged = 0;
-    for (const auto& [record, line] : read_objects(a.results)) {
-        const std::string id = id_of(record, a.results, line);
+    std::map<std::string, std::string> errors;  ///< id -> the error of a record without a verdict
+};
+
+Results read_results(const std::string& path) {
+    Results out;
+    for (const auto& [record, line] : read_objects(path)) {
+        const std::string id = id_of(record, path, line);
         if (record.contains("error")) {
-            ++unjudged;
+            const auto& e = record["error"];
+            out.errors[id] = e.is_string() ? e.get<std::string>() : dump_json(e);
             continue;
         }
         const auto verdict = record.find("verdict");
         if (verdict == record.end() || !verdict->is_object())
-            throw InputError(a.results, line, "record " + quote_value(id) + " has no \"verdict\" object");
-        const std::string decision = optional_string(*verdict, "decision", a.results, line);
+            throw InputError(path, line, "record " + quote_value(id) + " has no \"verdict\" object");
+        const std::string decision = optional_string(*verdict, "decision", path, line);
         if (decision != "pass" && decision != "fail")
-            throw InputError(a.results, line, "record " + quote_value(id) + ": verdict.decision is " + quote_value(decision) + ", not pass or fail");
-        Judged j;
+            throw InputError(path, line, "record " + quote_value(id) + ": verdict.decision is " + quote_value(decision) +
+                                             ", not pass or fail");
+        Results::Judged j;
         j.rejected = decision == "fail";
-        j.attributed = optional_string(*verdict, "source", a.results, line);
-        if (j.attributed.empty()) j.attributed = optional_string(record, "attribution", a.results, line);
-        judged[id] = j;
+        j.attributed = optional_string(*verdict, "source", path, line);
+        if (j.attributed.empty()) j.attributed = optional_string(record, "attribution", path, line);
+        out.judged[id] = j;
     }
+    return out;
+}
 
+/// The labelled items joined to their verdicts, and the labelled ids left out of every rate.
+struct Joined {
     std::vector<EvalItem> items;
-    std::size_t missing = 0;
-    for (const auto& [record, line] : read_objects(a.labels)) {
-        const std::string id = id_of(record, a.labels, line);
+    std::size_t labelled = 0, with_error = 0, without_result = 0;
+    ordered_json left_out = ordered_json::array();  ///< {"id", "set", "reason", "error"}
+};
+
+Joined join_labels(const std::string& path, const Results& results) {
+    Joined out;
+    for (const auto& [record, line] : read_objects(path)) {
+        const std::string id = id_of(record, path, line);
         EvalItem item;
-        const std::string set = optional_string(record, "set", a.labels, line);
+        const std::string set = optional_string(record, "set", path, line);
         const auto parsed = parse_eval_set(set);
         if (!parsed)
-            throw InputError(a.labels, line, "\"set\" is '" + set +
-                                                 "'; expected disguised, source_out, later_realized, dispute or hybrid");
+            throw InputError(path, line, "\"set\" is '" + set +
+                                             "'; expected disguised, source_out, later_realized, dispute or hybrid");
         item.set = *parsed;
-        item.expected_paper = optional_string(record, "source", a.labels, line);
-        item.outcome = optional_string(record, "outcome", a.labels, line);
+        item.expected_paper = optional_string(record, "source", path, line);
+        item.outcome = optional_string(record, "outcome", path, line);
         if (!item.outcome.empty() && item.outcome != "accepted" && item.outcome != "rejected")
-            throw InputError(a.labels, line, "\"outcome\" is '" + item.outcome + "'; expected accepted, rejected or null");
-        const auto it = judged.find(id);
-        if (it == judged.end()) {
-            ++missing;
+            throw InputError(path, line, "\"outcome\" is '" + item.outcome + "'; expected accepted, rejected or null");
+        ++out.labelled;
+        const auto it = results.judged.find(id);
+        if (it == results.judged.end()) {
+            const auto error = results.errors.find(id);
+            const bool has_error = error != results.errors.end();
+            ++(has_error ? out.with_error : out.without_result);
+            out.left_out.push_back({{"id", id},
+                                    {"set", set},
+                                    {"reason", has_error ? "error" : "no result"},
+                                    {"error", has_error ? ordered_json(error->second) : ordered_json(nullptr)}});
             continue;
         }
         item.rejected = it->second.rejected;
         item.attributed_paper = it->second.attributed;
-        items.push_back(std::move(item));
+        out.items.push_back(std::move(item));
     }
-    if (items.empty()) throw InputError(a.labels, 0, "no labelled id has a judged result in " + a.results);
+    return out;
+}
 
-    const ClaimNovCounts c = count_eval_items(items);
-    const ClaimNovMetrics m = claimnov_metrics(c);
+ordered_json metrics_json(const ClaimNovCounts& c, const ClaimNovMetrics& m) {
     ordered_json out;
     out["disguised"] = {{"n", c.disguised}, {"caught", c.caught}, {"named", c.named},
                         {"catch_rate", number_or_null(m.catch_rate)}, {"named_rate", number_or_null(m.named_rate)}};
@@ -155,8 +176,56 @@ int run_eval_claimnov(const EvalClaimNovArgs& a) {
                       {"name_b_on_pass", number_or_null(m.dispute_named_on_pass)}};
     out["hybrid"] = {{"n", c.hybrid}, {"passed", c.hybrid_passed}, {"named", c.hybrid_named},
                      {"pass_and_named", c.hybrid_pass_and_named}};
-    out["missing_results"] = missing;
-    out["unjudged_results"] = unjudged;
+    return out;
+}
+
+void print_table(const ClaimNovCounts& c, const ClaimNovMetrics& m, const Joined& joined) {
+    std::printf("%-34s %s\n", "set / metric", "value");
+    if (c.disguised > 0) {
+        std::printf("%-34s %zu / %zu (%s)\n", "disguised: caught", c.caught, c.disguised, percent(m.catch_rate).c_str());
+        std::printf("%-34s %zu / %zu (%s)\n", "disguised: named source", c.named, c.disguised, percent(m.named_rate).c_str());
+    }
+    if (c.source_out > 0)
+        std::printf("%-34s %zu / %zu (%s)\n", "source removed: rejected", c.source_out_rejected, c.source_out,
+                    percent(m.source_out_rate).c_str());
+    if (c.later_realized > 0)
+        std::printf("%-34s %zu / %zu (%s)\n", "later-realized: false alarms", c.false_alarms, c.later_realized,
+                    percent(m.false_alarm_rate).c_str());
+    std::printf("%-34s %s\n", "J = catch - false alarm", signed2(m.j).c_str());
+    std::printf("%-34s %s\n", "Delta = catch - source-out", signed2(m.delta).c_str());
+    if (c.dispute > 0) {
+        std::printf("%-34s %s of %zu\n", "dispute: reject accepted", percent(m.reject_accepted).c_str(), c.dispute_accepted);
+        std::printf("%-34s %s of %zu\n", "dispute: reject rejected", percent(m.reject_rejected).c_str(), c.dispute_rejected);
+        std::printf("%-34s %s (on pass %s)\n", "dispute: name B", percent(m.dispute_named_rate).c_str(),
+                    percent(m.dispute_named_on_pass).c_str());
+    }
+    if (c.hybrid > 0)
+        std::printf("%-34s pass %zu, name B %zu, pass and name %zu (of %zu)\n", "hybrid", c.hybrid_passed,
+                    c.hybrid_named, c.hybrid_pass_and_named, c.hybrid);
+    std::printf("%-34s %zu of %zu labelled (%zu with an error, %zu without a result)\n", "left out of every rate",
+                joined.left_out.size(), joined.labelled, joined.with_error, joined.without_result);
+    for (const auto& r : joined.left_out)
+        std::printf("  %s (%s): %s\n", r["id"].get<std::string>().c_str(), r["set"].get<std::string>().c_str(),
+                    r["error"].is_string() ? r["error"].get<std::string>().c_str() : "no result record");
+}
+
+int run_eval_claimnov(const EvalClaimNovArgs& a) {
+    refuse_output_over_inputs("--out", a.out, {a.results, a.labels});
+    const Results results = read_results(a.results);
+    const Joined joined = join_labels(a.labels, results);
+    if (joined.items.empty()) throw InputError(a.labels, 0, "no labelled id has a judged result in " + a.results);
+
+    const ClaimNovCounts c = count_eval_items(joined.items);
+    const ClaimNovMetrics m = claimnov_metrics(c);
+    ordered_json out = metrics_json(c, m);
+    out["missing_results"] = joined.without_result;
+    out["unjudged_results"] = results.errors.size();
+    out["labelled"] = joined.labelled;
+    out["evaluated"] = joined.items.size();
+    out["left_out"] = {{"n", joined.left_out.size()},
+                       {"with_error", joined.with_error},
+                       {"without_result", joined.without_result},
+                       {"records", joined.left_out}};
     const std::string text = out.dump(2);
     if (!a.out.empty()) {
         AtomicFile file(a.out);
@@ -164,35 +233,15 @@ int run_eval_claimnov(const EvalClaimNovArgs& a) {
         file.write("\n", 1);
         file.commit();
     }
-    if (a.json) {
-        std::printf("%s\n", text.c_str());
-    } else {
-        std::printf("%-34s %s\n", "set / metric", "value");
-        if (c.disguised > 0) {
-            std::printf("%-34s %zu / %zu (%s)\n", "disguised: caught", c.caught, c.disguised, percent(m.catch_rate).c_str());
-            std::printf("%-34s %zu / %zu (%s)\n", "disguised: named source", c.named, c.disguised, percent(m.named_rate).c_str());
-        }
-        if (c.source_out > 0)
-            std::printf("%-34s %zu / %zu (%s)\n", "source removed: rejected", c.source_out_rejected, c.source_out,
-                        percent(m.source_out_rate).c_str());
-        if (c.later_realized > 0)
-            std::printf("%-34s %zu / %zu (%s)\n", "later-realized: false alarms", c.false_alarms, c.later_realized,
-                        percent(m.false_alarm_rate).c_str());
-        std::printf("%-34s %s\n", "J = catch - false alarm", signed2(m.j).c_str());
-        std::printf("%-34s %s\n", "Delta = catch - source-out", signed2(m.delta).c_str());
-        if (c.dispute > 0) {
-            std::printf("%-34s %s of %zu\n", "dispute: reject accepted", percent(m.reject_accepted).c_str(), c.dispute_accepted);
-            std::printf("%-34s %s of %zu\n", "dispute: reject rejected", percent(m.reject_rejected).c_str(), c.dispute_rejected);
-            std::printf("%-34s %s (on pass %s)\n", "dispute: name B", percent(m.dispute_named_rate).c_str(),
-                        percent(m.dispute_named_on_pass).c_str());
-        }
-        if (c.hybrid > 0)
-            std::printf("%-34s pass %zu, name B %zu, pass and name %zu (of %zu)\n", "hybrid", c.hybrid_passed,
-                        c.hybrid_named, c.hybrid_pass_and_named, c.hybrid);
-    }
-    if (missing > 0 || unjudged > 0)
-        std::fprintf(stderr, "novelty: warning: %s without a result, %s with an error result, left out\n",
-                     count_of(missing, "labelled id").c_str(), count_of(unjudged, "result").c_str());
+    if (a.json) std::printf("%s\n", text.c_str());
+    else print_table(c, m, joined);
+    if (!joined.left_out.empty())
+        std::fprintf(stderr, "novelty: warning: %s of %s left out of every rate: %s with an error result, %s without a result\n",
+                     thousands(joined.left_out.size()).c_str(), count_of(joined.labelled, "labelled id").c_str(),
+                     thousands(joined.with_error).c_str(), thousands(joined.without_result).c_str());
+    if (results.errors.size() > joined.with_error)
+        std::fprintf(stderr, "novelty: note: %s with an error are not labelled\n",
+                     count_of(results.errors.size() - joined.with_error, "result").c_str());
     return exit_ok;
 }
 

@@ -37,7 +37,9 @@ struct RetrieveArgs {
     std::string out;
     std::string jsonl;
     std::size_t expand = 0;
+    std::string expand_mode = "multi";
     std::size_t hyde = 0;
+    bool fuse_original = false;
     RetrieveLlmFlags llm;
     std::string rewrites;
     DeviceFlags device;
@@ -115,8 +117,26 @@ Ranking truncated(const Ranking& r, std::size_t k) {
 struct RewriteMode {
     std::string tag;          ///< "expand" | "hyde"
     std::size_t n = 0;        ///< rewrites per query
-    bool include_original;    ///< expansion fuses the question too; HyDE only its abstracts
+    bool include_original;    ///< the query text's own ranking is fused too (--fuse-original)
+    bool append = false;      ///< single-query expansion: rank the query with its continuation appended
 };
+
+/// The texts one mode ranks for query text `query`: the rewrites (or, for single-query
+/// expansion, the query with its continuation appended), with the query itself first when
+/// `include_original`, and the query alone when there is no rewrite to rank.
+std::vector<std::string> mode_texts(const RewriteMode& mode, QueryRewriter& rewriter, const std::string& query,
+                                    bool include_original) {
+    if (!mode.append) {
+        std::vector<std::string> texts = rewritten_texts(rewriter, query, mode.n, include_original);
+        if (texts.empty()) texts.push_back(query);  // no rewrite for this query: its own text
+        return texts;
+    }
+    const std::vector<std::string> continuation = rewriter.rewrite(query, 1);
+    std::vector<std::string> texts;
+    if (include_original || continuation.empty()) texts.push_back(query);
+    if (!continuation.empty()) texts.push_back(query + " " + continuation.front());
+    return texts;
+}
 
 class Retrieval {
 public:
@@ -169,8 +189,7 @@ public:
                 // A failed LLM call leaves the query text alone (HyDE included).
                 const bool failed = it != rewrites.end() &&
                                     !(mode.tag == "hyde" ? it->second.hyde_error : it->second.expand_error).empty();
-                const std::vector<std::string> variants =
-                    rewritten_texts(rewriter, texts[i], mode.n, mode.include_original || failed);
+                const std::vector<std::string> variants = mode_texts(mode, rewriter, texts[i], mode.include_original || failed);
                 const auto vectors = embed_texts(variants);
                 for (const auto& m : methods_) {
                     std::size_t v = 0;
@@ -234,8 +253,13 @@ std::vector<RewriteMode> rewrite_modes(const RetrieveArgs& args) {
         throw UsageError("--llm and --rewrites are alternatives: make the rewrites with an LLM, or read them from a file");
     if (args.llm.url.empty() && args.rewrites.empty())
         throw UsageError("--expand and --hyde need rewrites: --llm URL (an OpenAI-compatible server) or --rewrites FILE");
-    if (args.expand > 0) modes.push_back({"expand", args.expand, true});
-    if (args.hyde > 0) modes.push_back({"hyde", args.hyde, false});
+    if (args.expand_mode != "multi" && args.expand_mode != "single")
+        throw UsageError("--expand-mode is '" + args.expand_mode + "'; choose multi or single");
+    const bool single = args.expand_mode == "single";
+    if (single && args.expand > 1)
+        throw UsageError("--expand-mode single appends one continuation to the question: give --expand 1");
+    if (args.expand > 0) modes.push_back({"expand", args.expand, args.fuse_original, single});
+    if (args.hyde > 0) modes.push_back({"hyde", args.hyde, args.fuse_original, false});
     return modes;
 }
 
@@ -258,6 +282,9 @@ void add_rewrites(nlohmann::ordered_json& line, const std::vector<RewriteMode>& 
         used[mode.tag] = list;
     }
     line["rewrites"] = used;
+    for (const RewriteMode& mode : modes)
+        if (mode.tag == "expand") line["expand_mode"] = mode.append ? "single" : "multi";
+    line["fuse_original"] = !modes.empty() && modes.front().include_original;
     if (!errors.empty()) line["rewrite_errors"] = errors;
 }
 
@@ -295,7 +322,7 @@ int run_retrieve(const RetrieveArgs& args) {
     std::unique_ptr<LlmRewriting> llm;
     std::vector<std::string> ids;
     if (!args.llm.url.empty()) {
-        llm = std::make_unique<LlmRewriting>(args.llm, corpus.dir(), args.expand, args.hyde);
+        llm = std::make_unique<LlmRewriting>(args.llm, corpus.dir(), args.expand, args.hyde, args.expand_mode == "single");
         for (const QueryRecord& r : input.records) ids.push_back(r.id);
     }
 
@@ -399,10 +426,19 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", args->out, "Write the TREC run here (qid Q0 docid rank score tag; tag = method), or "
                                         "JSON Lines when the name ends in .jsonl");
     cmd->add_option("--jsonl", args->jsonl, "Also write JSON Lines with titles here (one line per query)");
-    cmd->add_option("--expand", args->expand, "Query expansion: fuse the query with up to N rewritten questions")
+    cmd->add_option("--expand", args->expand,
+                    "Query expansion: fuse the rankings of up to N augmented questions (--expand-mode multi), or rank "
+                    "the question with one continuation appended (single; N = 1)")
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--hyde", args->hyde, "HyDE: fuse the rankings of up to N hypothetical abstracts")
+    cmd->add_option("--expand-mode", args->expand_mode,
+                    "multi (default; the paper's multi-query generation) or single (the paper's single-query "
+                    "expansion: a continuation written by the LLM appended to the question)");
+    cmd->add_option("--hyde", args->hyde,
+                    "HyDE: fuse the rankings of up to N hypothetical abstracts of prior papers (the paper uses 5)")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--fuse-original", args->fuse_original,
+                  "Also rank the query text itself and fuse it with the --expand / --hyde texts (default off: the "
+                  "paper fuses the generated texts only; a query whose rewriting failed always uses its own text)");
     cmd->add_option("--rewrites", args->rewrites,
                     "JSON Lines of rewrites made elsewhere: {\"id\", \"expand\": [...], \"hyde\": [...]}, or the "
                     "--jsonl output of an earlier run (instead of --llm)");

@@ -1,4 +1,5 @@
 // novelty serve: the HTTP JSON API (docs/api.md) over one corpus, until SIGINT or SIGTERM.
+#include "claims_flags.hpp"
 #include "cli_common.hpp"
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
@@ -133,23 +134,7 @@ int run_serve(ServeArgs& args) {
 /// The flags of POST /v1/claims, named as in `novelty claims`.
 void add_claims_flags(CLI::App& serve, ServeArgs& a) {
     host::ClaimsServiceOptions& c = a.claims;
-    serve.add_option("--llm", c.llm.llm,
-                     "Claims: extraction and grading by 'offline' (default; an approximation), the base URL of an "
-                     "OpenAI-compatible server, or 'env' for $NOVELTY_LLM_BASE_URL");
-    serve.add_option("--llm-model", c.llm.llm_model, "Claims: model name (default: $NOVELTY_LLM_MODEL)");
-    serve.add_option("--llm-key", c.llm.llm_key, "Claims: API key (default: $NOVELTY_LLM_API_KEY, else $OPENAI_API_KEY)");
-    serve.add_option("--judge", c.llm.judge,
-                     "Claims: default verdict judge: 'rule' (default), 'llm' (the --llm server) or another base URL; "
-                     "a request may ask for \"judge\": \"rule\" or \"llm\"");
-    serve.add_option("--judge-model", c.llm.judge_model, "Claims: model of a --judge URL (default: the --llm-model)");
-    serve.add_option("--concurrency", c.llm.concurrency,
-                     "Claims: LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
-        ->each([&c](const std::string&) { c.llm.concurrency_given = true; });
-    serve.add_option("--timeout", c.llm.timeout_seconds, "Claims: seconds per LLM attempt (default 120)")
-        ->check(CLI::NonNegativeNumber);
-    serve.add_option("--retries", c.llm.retries, "Claims: retries per LLM call after the first attempt (default 5)")
-        ->check(CLI::NonNegativeNumber);
+    add_claims_stage_flags(serve, c.llm, c.method, "Claims: ");
     serve.add_option("--cache", c.llm.response_cache,
                      "Claims: LLM response cache (SQLite) outside the corpus; default none");
     serve.add_option("--claims-cache", c.claims_cache,
@@ -157,8 +142,6 @@ void add_claims_flags(CLI::App& serve, ServeArgs& a) {
                      "extracted once per server run)");
     serve.add_option("--window", c.window, "Claims: proposals in flight at once within a job (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-    serve.add_option("--threshold", c.threshold,
-                     "Claims: no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
 }
 
 }  // namespace

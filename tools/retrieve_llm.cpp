@@ -2,6 +2,8 @@
 
 #include "cli_common.hpp"
 
+#include "novelty_host/model_discovery.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,7 +31,8 @@ void add_retrieve_llm_flags(CLI::App& cmd, RetrieveLlmFlags& flags) {
     cmd.add_option("--llm", flags.url,
                    "Make the --expand / --hyde rewrites with an OpenAI-compatible LLM: its base URL "
                    "(http://host:8000/v1), or 'env' for $NOVELTY_LLM_BASE_URL (instead of --rewrites)");
-    cmd.add_option("--llm-model", flags.model, "Model name (default: $NOVELTY_LLM_MODEL)");
+    cmd.add_option("--llm-model", flags.model,
+                   "Model name (default: $NOVELTY_LLM_MODEL, else the server's model when /models lists exactly one)");
     cmd.add_option("--llm-key", flags.key, "API key (default: $NOVELTY_LLM_API_KEY, else $OPENAI_API_KEY)");
     cmd.add_option("--concurrency", flags.concurrency, "LLM requests in flight at most (default 8, or $NOVELTY_LLM_CONCURRENCY)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
@@ -38,12 +41,15 @@ void add_retrieve_llm_flags(CLI::App& cmd, RetrieveLlmFlags& flags) {
         ->check(CLI::NonNegativeNumber);
     cmd.add_option("--retries", flags.retries, "Retries per LLM call after the first attempt (default 5)")
         ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--max-tokens", flags.max_tokens,
+                   "Most tokens per LLM answer (default 0: the server's default); a cut answer gets the one repair")
+        ->check(CLI::Range(0, 1 << 20));
     cmd.add_option("--cache", flags.cache,
                    "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");
 }
 
 LlmRewriting::LlmRewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir, std::size_t n_expand,
-                           std::size_t n_hyde)
+                           std::size_t n_hyde, bool expand_single)
     : n_expand_(n_expand), n_hyde_(n_hyde) {
     host::ChatClientOptions o;
     o.base_url = flags.url == "env" ? "" : flags.url;
@@ -52,10 +58,13 @@ LlmRewriting::LlmRewriting(const RetrieveLlmFlags& flags, const std::string& cor
     o.concurrency = flags.concurrency;
     o.timeout_seconds = flags.timeout;
     o.max_retries = flags.retries;
-    o = host::chat_options_from_env(o, flags.concurrency_given);
+    o.max_tokens = flags.max_tokens;
+    o = host::with_server_model(host::chat_options_from_env(o, flags.concurrency_given));
     o.cache_path = response_cache(flags, corpus_dir);
     client_ = std::make_unique<host::ChatClient>(o);
-    if (n_expand_ > 0) expand_ = std::make_unique<host::LlmRewriter>(*client_, host::RewriteKind::expand);
+    if (n_expand_ > 0)
+        expand_ = std::make_unique<host::LlmRewriter>(
+            *client_, expand_single ? host::RewriteKind::continue_ : host::RewriteKind::expand);
     if (n_hyde_ > 0) hyde_ = std::make_unique<host::LlmRewriter>(*client_, host::RewriteKind::hyde);
 }
 

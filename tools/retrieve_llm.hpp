@@ -27,18 +27,21 @@ struct RetrieveLlmFlags {
     bool concurrency_given = false;
     double timeout = 120;
     int retries = 5;
+    int max_tokens = 0;       ///< per LLM answer; 0 = the server's default
     std::string cache;        ///< "" = CORPUS/cache/llm_responses.sqlite when writable; "none" = no cache
 };
 
-/// Adds --llm, --llm-model, --llm-key, --concurrency, --timeout, --retries and --cache.
+/// Adds --llm, --llm-model, --llm-key, --concurrency, --timeout, --retries, --max-tokens and --cache.
 void add_retrieve_llm_flags(CLI::App& command, RetrieveLlmFlags& flags);
 
 /// The rewriters of a run: a chat client and one LlmRewriter per mode asked for.
 class LlmRewriting {
 public:
-    /// Opens the client (UsageError for a missing URL or model). `n_expand` / `n_hyde`: texts
-    /// per query for each mode (0 = that mode is off).
-    LlmRewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir, std::size_t n_expand, std::size_t n_hyde);
+    /// Opens the client (UsageError for a missing URL, or a missing model that the server's
+    /// /models does not settle). `n_expand` / `n_hyde`: texts per query for each mode (0 = that
+    /// mode is off); `expand_single`: expansion asks for one continuation instead of questions.
+    LlmRewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir, std::size_t n_expand, std::size_t n_hyde,
+                 bool expand_single = false);
 
     /// Rewrites texts[begin, end) (one per query, keyed by ids[i]) in every mode, all requests
     /// submitted before any is awaited. A failed query's list is empty and its error is set

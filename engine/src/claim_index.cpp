@@ -13,6 +13,13 @@ bool excluded_row(std::size_t row, const std::vector<std::int64_t>& excluded) {
     return std::find(excluded.begin(), excluded.end(), static_cast<std::int64_t>(row)) != excluded.end();
 }
 
+/// True when `row` is visible: below the limit, not excluded, and in the pool when one is given.
+bool visible_row(std::size_t row, std::size_t row_limit, const std::vector<std::int64_t>& excluded,
+                 const std::vector<std::size_t>* pool_rows) {
+    if (row >= row_limit || excluded_row(row, excluded)) return false;
+    return pool_rows == nullptr || std::binary_search(pool_rows->begin(), pool_rows->end(), row);
+}
+
 }  // namespace
 
 ClaimIndex::ClaimIndex(std::vector<IndexedClaim> claims, std::vector<float> vectors, std::size_t dim)
@@ -26,22 +33,24 @@ ClaimIndex::ClaimIndex(std::vector<IndexedClaim> claims, std::vector<float> vect
 }
 
 std::size_t ClaimIndex::papers_with_claims(ClaimDimension dimension, std::size_t row_limit,
-                                           const std::vector<std::int64_t>& excluded) const {
+                                           const std::vector<std::int64_t>& excluded,
+                                           const std::vector<std::size_t>* pool_rows) const {
     std::unordered_set<std::size_t> papers;
     for (std::size_t i : by_dimension_[static_cast<std::size_t>(dimension)]) {
         const std::size_t row = claims_[i].paper_row;
-        if (row < row_limit && !excluded_row(row, excluded)) papers.insert(row);
+        if (visible_row(row, row_limit, excluded, pool_rows)) papers.insert(row);
     }
     return papers.size();
 }
 
 std::vector<ClaimHit> ClaimIndex::search(const float* query, ClaimDimension dimension, std::size_t k,
-                                         std::size_t row_limit, const std::vector<std::int64_t>& excluded) const {
+                                         std::size_t row_limit, const std::vector<std::int64_t>& excluded,
+                                         const std::vector<std::size_t>* pool_rows) const {
     if (k == 0) return {};
     std::vector<ClaimHit> hits;
     for (std::size_t i : by_dimension_[static_cast<std::size_t>(dimension)]) {
         const std::size_t row = claims_[i].paper_row;
-        if (row >= row_limit || excluded_row(row, excluded)) continue;
+        if (!visible_row(row, row_limit, excluded, pool_rows)) continue;
         const float* v = vectors_.data() + i * dim_;
         double dot = 0;
         for (std::size_t d = 0; d < dim_; ++d) dot += static_cast<double>(query[d]) * v[d];

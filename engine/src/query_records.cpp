@@ -43,13 +43,22 @@ std::vector<QueryRecord> read_query_records(const std::string& path) {
             r.date = parse_date(date);
             if (!r.date) fail("unparseable date " + quote_value(date) + " (expected YYYY, YYYY-MM or YYYY-MM-DD)");
         }
-        if (auto ex = j.find("exclude"); ex != j.end() && !ex->is_null()) {
-            if (!ex->is_array()) fail("'exclude' must be an array of paper ids, found " + json_type_words(*ex));
-            for (const auto& e : *ex) {
-                if (e.is_string()) r.exclude.push_back(e.get<std::string>());
-                else if (e.is_number_integer()) r.exclude.push_back(e.dump());
-                else fail("'exclude' must hold paper ids (strings), found " + json_type_words(e));
+        const auto id_array = [&](const char* key, std::vector<std::string>& out) {
+            auto list = j.find(key);
+            if (list == j.end() || list->is_null()) return false;
+            if (!list->is_array()) fail(std::string("'") + key + "' must be an array of paper ids, found " + json_type_words(*list));
+            for (const auto& e : *list) {
+                if (e.is_string()) out.push_back(e.get<std::string>());
+                else if (e.is_number_integer()) out.push_back(e.dump());
+                else fail(std::string("'") + key + "' must hold paper ids (strings), found " + json_type_words(e));
             }
+            return true;
+        };
+        id_array("exclude", r.exclude);
+        std::vector<std::string> pool;
+        if (id_array("pool", pool)) {
+            if (pool.empty()) fail("'pool' is empty: name at least one paper, or leave it out");
+            r.pool = std::move(pool);
         }
         records.push_back(std::move(r));
     }

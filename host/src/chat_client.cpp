@@ -411,6 +411,7 @@ std::string ChatClient::cache_key(const ChatRequest& request) const {
 void ChatClient::submit(ChatRequest request, Callback done) {
     Impl& impl = *impl_;
     if (request.model.empty()) request.model = impl.options.model;
+    if (request.max_tokens == 0) request.max_tokens = impl.options.max_tokens;
     auto job = std::make_unique<Job>();
     job->key = cache_key(request);
     job->done = std::move(done);
@@ -486,6 +487,13 @@ void ChatClient::wait_idle() {
     impl_->idle_cv.wait(lock, [this] { return impl_->outstanding == 0; });
 }
 
+void ChatClient::note_invalid_answer(const std::string& stage, bool repaired) {
+    impl_->count(stage, [repaired](StageUsage& u) {
+        ++u.invalid_answers;
+        ++(repaired ? u.repaired : u.unrepaired);
+    });
+}
+
 std::map<std::string, StageUsage> ChatClient::usage() const {
     std::lock_guard lock(impl_->mutex);
     std::map<std::string, StageUsage> out = impl_->usage;
@@ -497,6 +505,9 @@ std::map<std::string, StageUsage> ChatClient::usage() const {
         total.failures += u.failures;
         total.prompt_tokens += u.prompt_tokens;
         total.completion_tokens += u.completion_tokens;
+        total.invalid_answers += u.invalid_answers;
+        total.repaired += u.repaired;
+        total.unrepaired += u.unrepaired;
     }
     out["total"] = total;
     return out;
@@ -513,7 +524,14 @@ std::string usage_report(const ChatClient& client) {
                       static_cast<unsigned long long>(u.cache_hits), static_cast<unsigned long long>(u.failures),
                       static_cast<unsigned long long>(u.prompt_tokens),
                       static_cast<unsigned long long>(u.completion_tokens));
-        text += line;
+        std::string tail = line;
+        tail.pop_back();  // the newline
+        const std::uint64_t sent = u.calls - std::min(u.calls, u.cache_hits);
+        if (u.http_attempts > sent) tail += ", " + std::to_string(u.http_attempts - sent) + " retries";
+        if (u.invalid_answers > 0)
+            tail += ", " + std::to_string(u.invalid_answers) + " invalid answers (" + std::to_string(u.repaired) +
+                    " repaired, " + std::to_string(u.unrepaired) + " not)";
+        text += tail + "\n";
     }
     return text;
 }

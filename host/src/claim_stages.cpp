@@ -16,10 +16,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t max_claims = 4;
-/// Abstract characters shown per candidate paper in a verdict prompt.
-constexpr std::size_t verdict_abstract_chars = 1200;
-/// Candidates shown per claim in a verdict prompt (the strongest first).
-constexpr std::size_t verdict_candidates_per_claim = 5;
 
 /// Parses the content as one JSON object; tolerates a ```json fence around it.
 std::optional<std::string> parse_object(const std::string& content, json& out) {
@@ -31,8 +27,9 @@ std::string string_field(const json& object, const char* key) {
     return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+/// The first n bytes of s at a UTF-8 boundary, "..." added when cut; n = 0 keeps it whole.
 std::string clip(const std::string& s, std::size_t n) {
-    if (s.size() <= n) return s;
+    if (n == 0 || s.size() <= n) return s;
     std::size_t cut = n;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
     return s.substr(0, cut) + "...";
@@ -98,14 +95,14 @@ private:
 
 class LlmJudge : public VerdictJudge {
 public:
-    explicit LlmJudge(ChatClient& client) : client_(client) {}
+    LlmJudge(ChatClient& client, VerdictPromptOptions view) : client_(client), view_(view) {}
     std::string name() const override { return "llm:" + client_.options().model; }
     void judge(const Profile& profile, const Verdict& rule, std::function<void(Verdict)> done) override {
         auto verdict = std::make_shared<Verdict>();
         const std::size_t n_claims = profile.claims.size();
         const std::string label = name();
         ask_json(
-            client_, request_for(std::string(prompt_text("verdict")), verdict_prompt(profile), "verdict"),
+            client_, request_for(std::string(prompt_text("verdict")), verdict_prompt(profile, view_), "verdict"),
             [verdict, n_claims, profile](const std::string& content) {
                 if (auto problem = parse_verdict_answer(content, n_claims, *verdict)) return problem;
                 return verdict_source_problem(*verdict, profile);
@@ -126,6 +123,7 @@ public:
 
 private:
     ChatClient& client_;
+    VerdictPromptOptions view_;
 };
 
 class RuleJudge : public VerdictJudge {
@@ -160,6 +158,8 @@ std::optional<std::string> parse_extraction_answer(const std::string& content, s
         Claim claim;
         claim.text = string_field(c, "text");
         if (claim.text.find_first_not_of(" \t\r\n") == std::string::npos) return at + " has no \"text\"";
+        if (!detail::has_word(claim.text))
+            return at + " has the \"text\" '" + claim.text + "', a placeholder, not a claim";
         const auto dimension = parse_dimension(string_field(c, "dimension"));
         if (!dimension)
             return at + " has dimension '" + string_field(c, "dimension") +
@@ -261,15 +261,19 @@ void ask_json(ChatClient& client, ChatRequest request, std::function<std::option
         repair.messages.push_back({"user", instruction});
         repair.stage = first->stage + "-repair";
         const std::string first_problem = *problem;
-        client.submit(std::move(repair), [validate, done, first_problem](ChatResult again) {
+        const std::string stage = first->stage;
+        client.submit(std::move(repair), [&client, stage, validate, done, first_problem](ChatResult again) {
             if (!again.ok) {
+                client.note_invalid_answer(stage, false);
                 done(std::nullopt, "invalid answer (" + first_problem + "), and the repair request failed: " + again.error);
                 return;
             }
             if (const auto still = validate(again.content)) {
+                client.note_invalid_answer(stage, false);
                 done(std::nullopt, "invalid answer after one repair: " + *still);
                 return;
             }
+            client.note_invalid_answer(stage, true);
             done(again.content, "");
         });
     });
@@ -277,7 +281,9 @@ void ask_json(ChatClient& client, ChatRequest request, std::function<std::option
 
 std::unique_ptr<ClaimExtractor> make_llm_extractor(ChatClient& client) { return std::make_unique<LlmExtractor>(client); }
 std::unique_ptr<EntailmentGrader> make_llm_grader(ChatClient& client) { return std::make_unique<LlmGrader>(client); }
-std::unique_ptr<VerdictJudge> make_llm_judge(ChatClient& client) { return std::make_unique<LlmJudge>(client); }
+std::unique_ptr<VerdictJudge> make_llm_judge(ChatClient& client, VerdictPromptOptions view) {
+    return std::make_unique<LlmJudge>(client, view);
+}
 std::unique_ptr<VerdictJudge> make_rule_judge(std::string label) { return std::make_unique<RuleJudge>(std::move(label)); }
 
 std::string extraction_prompt(const TitledText& text) {
@@ -294,24 +300,31 @@ std::string entailment_prompt(const TitledText& proposal, const Claim& claim, co
     return s;
 }
 
-std::string verdict_prompt(const Profile& profile) {
+std::string verdict_prompt(const Profile& profile, const VerdictPromptOptions& view) {
     json claims = json::array();
     for (std::size_t i = 0; i < profile.claims.size(); ++i) {
         const ProfileClaim& c = profile.claims[i];
+        const std::size_t shown = view.max_candidates == 0 ? c.candidates.size() : std::min(c.candidates.size(), view.max_candidates);
         json candidates = json::array();
-        for (std::size_t k = 0; k < std::min(c.candidates.size(), verdict_candidates_per_claim); ++k) {
+        for (std::size_t k = 0; k < shown; ++k) {
             const ProfileCandidate& cand = c.candidates[k];
             candidates.push_back({{"paper", cand.paper.id},
                                   {"title", cand.paper.title},
-                                  {"abstract", clip(cand.paper.text, verdict_abstract_chars)},
+                                  {"abstract", clip(cand.paper.text, view.max_abstract_chars)},
                                   {"prior_claim", cand.claim},
+                                  {"attribute", cand.attribute},
+                                  {"value", cand.value},
                                   {"level", cand.level}});
         }
-        claims.push_back({{"index", i},
-                          {"dimension", dimension_name(c.claim.dimension)},
-                          {"text", c.claim.text},
-                          {"anticipation", c.anticipation},
-                          {"candidates", candidates}});
+        json claim = {{"index", i},
+                      {"dimension", dimension_name(c.claim.dimension)},
+                      {"text", c.claim.text},
+                      {"attribute", c.claim.attribute},
+                      {"value", c.claim.value},
+                      {"anticipation", c.anticipation},
+                      {"candidates", candidates}};
+        if (shown < c.candidates.size()) claim["candidates_not_shown"] = c.candidates.size() - shown;
+        claims.push_back(std::move(claim));
     }
     const json body = {{"proposal", {{"title", profile.proposal.title}, {"description", profile.proposal.text}}},
                        {"novelty", profile.novelty},

@@ -218,10 +218,11 @@ void ClaimNovPipeline::Impl::start_grading(const std::vector<std::size_t>& ids,
             ClaimResult cr;
             cr.claim = st.extraction.claims[c];
             if (index->size() > 0) {
-                cr.n_papers = index->papers_with_claims(cr.claim.dimension, p.row_limit, p.excluded_rows);
+                const std::vector<std::size_t>* pool = p.pool_rows.get();
+                cr.n_papers = index->papers_with_claims(cr.claim.dimension, p.row_limit, p.excluded_rows, pool);
                 cr.k = retrieval_depth(cr.n_papers, options.params);
                 for (const ClaimHit& hit : index->search(vectors.data() + t * dim, cr.claim.dimension, cr.k, p.row_limit,
-                                                         p.excluded_rows)) {
+                                                         p.excluded_rows, pool)) {
                     const PoolClaim& pc = pool_claims[hit.claim];
                     const PoolPaper& paper = papers[pc.paper];
                     CandidateResult cand;
@@ -229,6 +230,8 @@ void ClaimNovPipeline::Impl::start_grading(const std::vector<std::size_t>& ids,
                     cand.paper_row = paper.row;
                     cand.title = paper.title;
                     cand.claim = pc.claim.text;
+                    cand.attribute = pc.claim.attribute;
+                    cand.value = pc.claim.value;
                     cand.sim = hit.sim;
                     cr.candidates.push_back(std::move(cand));
                 }
@@ -307,6 +310,8 @@ void ClaimNovPipeline::Impl::start_judging(std::size_t i, ProposalState& st, con
             p.paper.title = cand.title;
             p.paper.text = papers[paper_of_row.at(cand.paper_row)].abstract;
             p.claim = cand.claim;
+            p.attribute = cand.attribute;
+            p.value = cand.value;
             p.sim = cand.sim;
             p.level = cand.level;
             pc.candidates.push_back(std::move(p));

@@ -32,17 +32,19 @@ void check_outside(const std::string& path, const std::string& corpus_dir, const
                          corpus_dir);
 }
 
-/// An optional array of paper ids (strings or integers).
-std::vector<std::string> id_list(const nlohmann::json& body, const std::string& key) {
+/// An optional array of paper ids (strings or integers) under `key`; errors name `where`
+/// (default: the key).
+std::vector<std::string> id_list(const nlohmann::json& body, const std::string& key, std::string where = "") {
+    if (where.empty()) where = key;
     std::vector<std::string> ids;
     auto v = body.find(key);
     if (v == body.end() || v->is_null()) return ids;
-    if (!v->is_array()) bad(key, "must be an array of paper ids");
+    if (!v->is_array()) bad(where, "must be an array of paper ids");
     for (std::size_t i = 0; i < v->size(); ++i) {
         const auto& e = (*v)[i];
         if (e.is_string() && !e.get<std::string>().empty()) ids.push_back(e.get<std::string>());
         else if (e.is_number_integer()) ids.push_back(e.dump());
-        else bad(key + "[" + std::to_string(i) + "]", "must be a paper id (a non-empty string or an integer)");
+        else bad(where + "[" + std::to_string(i) + "]", "must be a paper id (a non-empty string or an integer)");
     }
     return ids;
 }
@@ -61,6 +63,7 @@ struct ClaimsRequest {
 
 struct ClaimsService::Impl {
     ClaimsServiceOptions options;
+    ClaimNovParams params;
     std::unique_ptr<Embedder> embedder;
     Corpus corpus;
     std::mutex corpus_mutex;  // corpus lookups, from request threads and the job
@@ -83,22 +86,16 @@ struct ClaimsService::Impl {
             if (!r.has_text())
                 bad("proposals[" + std::to_string(i) + "]",
                     "has no \"title\" or \"text\": claims are extracted from the proposal's text");
-            request.proposals.push_back({r.id, r.title, r.text, r.date, r.exclude});
+            request.proposals.push_back({r.id, r.title, r.text, r.date, r.exclude, std::nullopt});
+            const nlohmann::json& record = body["proposals"][i];
+            if (auto pool = record.find("pool"); pool != record.end() && !pool->is_null())
+                request.proposals.back().pool_rows = pool_rows(record, "pool", "proposals[" + std::to_string(i) + "].pool");
         }
         request.cutoff = parse_date_field(body, "cutoff");
         if (request.cutoff) request.cutoff_text = body["cutoff"].get<std::string>();
         request.exclude = id_list(body, "exclude");
-        if (auto pool = body.find("pool"); pool != body.end() && !pool->is_null()) {
-            const std::vector<std::string> ids = id_list(body, "pool");
-            if (ids.empty()) bad("pool", "is empty: name at least one paper, or leave it out to use the whole corpus");
-            request.pool_rows.emplace();
-            std::lock_guard lock(corpus_mutex);
-            for (std::size_t i = 0; i < ids.size(); ++i) {
-                const auto row = corpus.find_row(ids[i]);
-                if (!row) bad("pool[" + std::to_string(i) + "]", "paper '" + ids[i] + "' is not in the corpus");
-                request.pool_rows->push_back(*row);
-            }
-        }
+        if (auto pool = body.find("pool"); pool != body.end() && !pool->is_null())
+            request.pool_rows = pool_rows(body, "pool", "pool");
         request.judge = &stages->judge();
         if (auto judge = body.find("judge"); judge != body.end() && !judge->is_null()) {
             const std::string name = judge->is_string() ? judge->get<std::string>() : std::string();
@@ -116,6 +113,20 @@ struct ClaimsService::Impl {
         return request;
     }
 
+    /// The corpus rows of the paper ids under `key` of `object`; `where` names the field in errors.
+    std::vector<std::size_t> pool_rows(const nlohmann::json& object, const std::string& key, const std::string& where) {
+        const std::vector<std::string> ids = id_list(object, key, where);
+        if (ids.empty()) bad(where, "is empty: name at least one paper, or leave it out to use the whole corpus");
+        std::vector<std::size_t> rows;
+        std::lock_guard lock(corpus_mutex);
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const auto row = corpus.find_row(ids[i]);
+            if (!row) bad(where + "[" + std::to_string(i) + "]", "paper '" + ids[i] + "' is not in the corpus");
+            rows.push_back(*row);
+        }
+        return rows;
+    }
+
     std::string run(const ClaimsRequest& request, const JobProgressFn& progress) {
         std::lock_guard run_lock(run_mutex);
         PreparedClaims prepared;
@@ -128,7 +139,7 @@ struct ClaimsService::Impl {
         }
         PipelineOptions pipeline_options;
         pipeline_options.window = options.window;
-        pipeline_options.params.rule_novelty_threshold = options.threshold;
+        pipeline_options.params = params;
         // No cancel hook: cancelling a client would cancel it for every later job too.
         ClaimNovPipeline pipeline(stages->extractor(), stages->grader(), *request.judge, *embedder, pipeline_options);
         const std::size_t pool_size = prepared.pool.size();
@@ -145,6 +156,9 @@ struct ClaimsService::Impl {
         info.corpus_identity = identity;
         info.embedder = embedder->name();
         info.pool_papers = stats.papers;
+        info.params = params;
+        info.judge_view = options.llm.judge_view;
+        info.llm_judge = request.judge == stages->llm_judge() && request.judge != nullptr;
 
         const std::size_t n = prepared.proposals.size();
         std::vector<std::string> records(n);
@@ -181,6 +195,7 @@ ClaimsService::ClaimsService(ClaimsServiceOptions options, std::unique_ptr<Embed
     check_outside(s.options.claims_cache, s.options.corpus_dir, "--claims-cache");
     check_outside(s.options.llm.response_cache, s.options.corpus_dir, "--cache");
     if (s.options.window == 0) throw UsageError("--window must be at least 1");
+    s.params = claimnov_params(s.options.method);
     s.store = std::make_unique<PoolClaimStore>(s.options.claims_cache.empty() ? ":memory:" : s.options.claims_cache);
     s.stages = std::make_unique<ClaimStageSet>(s.options.llm);
 }

@@ -28,3 +28,20 @@ std::optional<std::string> parse_answer_object(const std::string& content, nlohm
 }
 
 }  // namespace novelty::host::detail
+
+namespace novelty::host::detail {
+
+bool has_word(const std::string& text) {
+    static const std::string ellipsis = "\xE2\x80\xA6";  // U+2026, a placeholder too
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text.compare(i, ellipsis.size(), ellipsis) == 0) {
+            i += ellipsis.size() - 1;
+            continue;
+        }
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (std::isalnum(c) || c >= 0x80) return true;
+    }
+    return false;
+}
+
+}  // namespace novelty::host::detail

@@ -13,4 +13,8 @@ namespace novelty::host::detail {
 /// std::nullopt with the object in `out`.
 std::optional<std::string> parse_answer_object(const std::string& content, nlohmann::json& out);
 
+/// True when `text` holds a letter or a digit (a non-ASCII character counts as one, except the
+/// ellipsis U+2026): a model that echoes the prompt's "..." placeholders gives texts without.
+bool has_word(const std::string& text);
+
 }  // namespace novelty::host::detail

@@ -13,13 +13,34 @@ namespace novelty::host {
 
 namespace {
 
-const char* answer_key(RewriteKind kind) { return kind == RewriteKind::expand ? "rewrites" : "abstracts"; }
+const char* answer_key(RewriteKind kind) {
+    switch (kind) {
+    case RewriteKind::expand: return "rewrites";
+    case RewriteKind::hyde: return "abstracts";
+    case RewriteKind::continue_: return "continuation";
+    }
+    return "";
+}
 
-const char* prompt_name(RewriteKind kind) { return kind == RewriteKind::expand ? "expand_query" : "hyde_abstracts"; }
+const char* prompt_name(RewriteKind kind) {
+    switch (kind) {
+    case RewriteKind::expand: return "expand_query";
+    case RewriteKind::hyde: return "hyde_abstracts";
+    case RewriteKind::continue_: return "expand_continuation";
+    }
+    return "";
+}
 
 }  // namespace
 
-const char* rewrite_kind_name(RewriteKind kind) { return kind == RewriteKind::expand ? "expand" : "hyde"; }
+const char* rewrite_kind_name(RewriteKind kind) {
+    switch (kind) {
+    case RewriteKind::expand: return "expand";
+    case RewriteKind::hyde: return "hyde";
+    case RewriteKind::continue_: return "expand-single";
+    }
+    return "";
+}
 
 std::optional<std::string> parse_rewrite_answer(const std::string& content, RewriteKind kind, std::size_t n,
                                                 std::vector<std::string>& out) {
@@ -29,6 +50,14 @@ std::optional<std::string> parse_rewrite_answer(const std::string& content, Rewr
     const std::string key = answer_key(kind);
     const auto it = answer.find(key);
     if (it == answer.end()) return "the object has no \"" + key + "\"";
+    if (kind == RewriteKind::continue_) {
+        if (!it->is_string()) return "\"" + key + "\" is not a string";
+        std::string text = detail::trim(it->get<std::string>());
+        if (text.empty()) return "\"" + key + "\" is empty";
+        if (!detail::has_word(text)) return "\"" + key + "\" is '" + text + "', a placeholder, not a text";
+        if (n > 0) out.push_back(std::move(text));
+        return std::nullopt;
+    }
     if (!it->is_array()) return "\"" + key + "\" is not an array of strings";
     if (it->empty()) return "\"" + key + "\" is empty";
     std::vector<std::string> texts;
@@ -37,6 +66,8 @@ std::optional<std::string> parse_rewrite_answer(const std::string& content, Rewr
         if (!value.is_string()) return "\"" + key + "\"[" + std::to_string(i) + "] is not a string";
         std::string text = detail::trim(value.get<std::string>());
         if (text.empty()) return "\"" + key + "\"[" + std::to_string(i) + "] is empty";
+        if (!detail::has_word(text))
+            return "\"" + key + "\"[" + std::to_string(i) + "] is '" + text + "', a placeholder, not a text";
         if (texts.size() < n) texts.push_back(std::move(text));
     }
     out = std::move(texts);
@@ -44,9 +75,13 @@ std::optional<std::string> parse_rewrite_answer(const std::string& content, Rewr
 }
 
 std::string rewrite_prompt(RewriteKind kind, const std::string& query, std::size_t n) {
-    if (kind == RewriteKind::expand)
-        return "Number of queries: " + std::to_string(n) + "\n\nResearch question or idea:\n" + query;
-    return "Number of abstracts: " + std::to_string(n) + "\n\nResearch question or idea:\n" + query;
+    const std::string question = "Research question: " + query;
+    switch (kind) {
+    case RewriteKind::expand: return question + "\n\nNumber of queries: " + std::to_string(n);
+    case RewriteKind::hyde: return question + "\n\nNumber of abstracts: " + std::to_string(n);
+    case RewriteKind::continue_: return question;
+    }
+    return question;
 }
 
 LlmRewriter::LlmRewriter(ChatClient& client, RewriteKind kind) : client_(client), kind_(kind) {}

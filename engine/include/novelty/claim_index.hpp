@@ -32,17 +32,21 @@ public:
     std::size_t dim() const { return dim_; }
     const IndexedClaim& claim(std::size_t i) const { return claims_[i]; }
 
-    /// Pool papers (distinct rows < row_limit, not in `excluded`) with at least one claim of
-    /// `dimension`: n_d of the method.
+    /// Pool papers (distinct rows < row_limit, not in `excluded`, and in `pool_rows` when it is
+    /// given: a proposal's own pool, sorted ascending) with at least one claim of `dimension`: n_d
+    /// of the method.
     std::size_t papers_with_claims(ClaimDimension dimension, std::size_t row_limit,
-                                   const std::vector<std::int64_t>& excluded) const;
+                                   const std::vector<std::int64_t>& excluded,
+                                   const std::vector<std::size_t>* pool_rows = nullptr) const;
 
     /// The `k` most similar claims of `dimension` to `query` (dim floats, L2-normalised), keeping
-    /// each paper's best claim only; papers at rows >= row_limit or in `excluded` are left out.
+    /// each paper's best claim only; papers at rows >= row_limit, in `excluded`, or (when
+    /// `pool_rows` is given, sorted ascending) outside `pool_rows` are left out.
     /// By similarity descending, ties by lower claim index. Fewer than k when fewer papers qualify;
     /// empty for k = 0. Exact: a dot product with every claim of the dimension.
     std::vector<ClaimHit> search(const float* query, ClaimDimension dimension, std::size_t k, std::size_t row_limit,
-                                 const std::vector<std::int64_t>& excluded) const;
+                                 const std::vector<std::int64_t>& excluded,
+                                 const std::vector<std::size_t>* pool_rows = nullptr) const;
 
 private:
     std::vector<IndexedClaim> claims_;

@@ -18,6 +18,8 @@ struct QueryRecord {
     std::string text;                   ///< "text", else "abstract"
     std::optional<PartialDate> date;    ///< the record's own cutoff
     std::vector<std::string> exclude;   ///< paper ids to treat as absent
+    /// "pool": the paper ids of the record's own candidate pool (ClaimNov); nullopt when absent.
+    std::optional<std::vector<std::string>> pool;
     std::size_t line = 0;               ///< 1-based line in the file
 
     bool has_text() const { return !title.empty() || !text.empty(); }
@@ -28,10 +30,10 @@ struct QueryRecord {
 bool is_blank(std::string_view text);
 
 /// Reads every record of a JSON Lines file (plain or gzip). Each record needs an "id" (string or
-/// integer, unique in the file); "title", "text"/"abstract", "date" and "exclude" (an array of
-/// ids) are optional; other keys are ignored. Throws InputError naming file and line for
-/// malformed JSON, a missing or repeated id, a bad date or a malformed exclude list, and for a
-/// file with no records.
+/// integer, unique in the file); "title", "text"/"abstract", "date", "exclude" and "pool" (arrays
+/// of ids; a pool must name at least one) are optional; other keys are ignored. Throws InputError
+/// naming file and line for malformed JSON, a missing or repeated id, a bad date or a malformed
+/// exclude or pool list, and for a file with no records.
 std::vector<QueryRecord> read_query_records(const std::string& path);
 
 /// Parses a cutoff given on the command line ("2018", "2018-06", "2018-06-30"); throws

@@ -63,6 +63,13 @@ struct StageUsage {
     std::uint64_t failures = 0;        ///< calls that ended not ok (cancelled included)
     std::uint64_t prompt_tokens = 0;   ///< as reported by the server (cache hits count their stored usage)
     std::uint64_t completion_tokens = 0;
+    /// Answers that arrived but failed their stage's JSON schema (ask_json), each then sent
+    /// once for repair: `repaired` came back valid, `unrepaired` did not (or the repair call
+    /// failed), so the stage recorded an error (an error record, a failed grade, the rule's
+    /// verdict). Counted under the original stage, not its "-repair" stage.
+    std::uint64_t invalid_answers = 0;
+    std::uint64_t repaired = 0;
+    std::uint64_t unrepaired = 0;
 };
 
 struct ChatClientOptions {
@@ -76,6 +83,9 @@ struct ChatClientOptions {
     double timeout_seconds = 120;      ///< limit for one attempt, connecting included
     double initial_backoff_seconds = 1;  ///< doubles with each retry, up to max_backoff_seconds
     double max_backoff_seconds = 60;     ///< cap of every wait, a server's Retry-After included
+    /// max_tokens of requests that set none (0 = not sent: the server's default); bounds the
+    /// answer of a small local model that would otherwise run on to its context's end.
+    int max_tokens = 0;
     /// SQLite file of the response cache; "" = no cache. Created when missing.
     std::string cache_path;
 };
@@ -120,6 +130,9 @@ public:
     /// Blocks until nothing is queued or in flight.
     void wait_idle();
 
+    /// Counts one answer of `stage` that failed its schema; `repaired`: valid after the repair.
+    void note_invalid_answer(const std::string& stage, bool repaired);
+
     /// Usage per stage label, and over all stages under "total".
     std::map<std::string, StageUsage> usage() const;
     /// The key under which `request` is cached: SHA-256 (hex) of the model, messages, temperature,
@@ -134,7 +147,9 @@ private:
 };
 
 /// The client's usage as text for stderr, one line per stage label (and "total"):
-/// "novelty: llm MODEL STAGE: N calls, N cached, N failed, P+C tokens".
+/// "novelty: llm MODEL STAGE: N calls, N cached, N failed, P+C tokens", followed by
+/// ", N retries" when HTTP attempts were repeated and ", N invalid answers (R repaired, U not)"
+/// when answers failed their schema.
 std::string usage_report(const ChatClient& client);
 
 }  // namespace novelty::host

@@ -41,6 +41,8 @@ struct Grade {
 struct ProfileCandidate {
     TitledText paper;
     std::string claim;
+    std::string attribute;  ///< the prior claim's attribute
+    std::string value;      ///< the prior claim's value
     float sim = 0;
     int level = 0;  ///< 0 = not graded
 };
@@ -126,7 +128,14 @@ void ask_json(ChatClient& client, ChatRequest request,
 /// LLM stages; `client` must outlive them.
 std::unique_ptr<ClaimExtractor> make_llm_extractor(ChatClient& client);
 std::unique_ptr<EntailmentGrader> make_llm_grader(ChatClient& client);
-std::unique_ptr<VerdictJudge> make_llm_judge(ChatClient& client);
+/// What the LLM judge is shown of the profile. The defaults are the paper's: the whole profile
+/// (every graded candidate of every claim, whole abstracts, attribute and value fields). The cuts
+/// are for models with a small context window.
+struct VerdictPromptOptions {
+    std::size_t max_candidates = 0;      ///< candidates shown per claim, strongest first; 0 = all
+    std::size_t max_abstract_chars = 0;  ///< abstract bytes shown per candidate (cut at a UTF-8 boundary, "..." added); 0 = whole
+};
+std::unique_ptr<VerdictJudge> make_llm_judge(ChatClient& client, VerdictPromptOptions view = {});
 
 /// Offline claim typing: splits the text into sentences, keeps up to four that state
 /// contributions (first-person or "this paper" statements, else the leading sentences), and types
@@ -152,6 +161,6 @@ std::unique_ptr<VerdictJudge> make_rule_judge(std::string label);
 std::string extraction_prompt(const TitledText& text);
 std::string entailment_prompt(const TitledText& proposal, const Claim& claim, const TitledText& prior,
                               const std::string& prior_claim);
-std::string verdict_prompt(const Profile& profile);
+std::string verdict_prompt(const Profile& profile, const VerdictPromptOptions& view = {});
 
 }  // namespace novelty::host

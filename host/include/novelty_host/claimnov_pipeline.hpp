@@ -36,6 +36,10 @@ struct PipelineProposal {
     /// Only pool papers at rows < row_limit are visible (its cutoff); SIZE_MAX = all.
     std::size_t row_limit = SIZE_MAX;
     std::vector<std::int64_t> excluded_rows;  ///< pool papers treated as absent
+    /// Its own pool (corpus rows, sorted ascending, unique): only these papers of the run's pool
+    /// are visible to it (cutoff and exclusions still apply); null = the whole run pool. Shared,
+    /// since many proposals may share one pool.
+    std::shared_ptr<const std::vector<std::size_t>> pool_rows;
 };
 
 struct CandidateResult {
@@ -43,6 +47,8 @@ struct CandidateResult {
     std::size_t paper_row = 0;
     std::string title;
     std::string claim;       ///< the pool claim's text
+    std::string attribute;   ///< the pool claim's attribute ("" when the extractor gave none)
+    std::string value;       ///< the pool claim's value
     float sim = 0;           ///< cosine similarity of the two embedded claims
     int level = 0;           ///< 1..5; 0 when the grading failed
     std::string reason;

@@ -24,7 +24,7 @@ struct ClaimsServiceOptions {
     /// the service. Must lie outside the corpus directory.
     std::string claims_cache;
     std::size_t window = 64;         ///< proposals in flight at once within a job
-    double threshold = 0.5;          ///< the no-judge rule's N(P) threshold
+    ClaimsMethodSettings method;     ///< alpha, weights and the no-judge rule's threshold
     std::size_t max_proposals = 1024;    ///< proposals per request at most
     std::size_t max_text_bytes = 100000; ///< title + text per proposal at most
 };
@@ -33,14 +33,15 @@ class ClaimsService {
 public:
     /// Opens the corpus, the pool claim store and the stages. `embedder` embeds claims; its name
     /// must be the corpus's recorded embedder. Throws CorpusError for a bad corpus, UsageError for
-    /// a cache inside the corpus, a mismatched embedder or bad LLM settings.
+    /// a cache inside the corpus, a mismatched embedder, bad LLM settings or bad method constants.
     ClaimsService(ClaimsServiceOptions options, std::unique_ptr<Embedder> embedder);
     ~ClaimsService();
     ClaimsService(const ClaimsService&) = delete;
     ClaimsService& operator=(const ClaimsService&) = delete;
 
     /// Reads and checks a request body: {"proposals": [{"id", "title", "text"|"abstract",
-    /// "date"?, "exclude"?}], "cutoff"?, "exclude"?, "pool"?, "judge"?: "llm"|"rule"}. Throws
+    /// "date"?, "exclude"?, "pool"?}], "cutoff"?, "exclude"?, "pool"?, "judge"?: "llm"|"rule"}
+    /// (a proposal's own "pool" wins over the request's). Throws
     /// UsageError naming the field for a bad one. Returns the job's work, which produces
     /// {"results": [one record per proposal, in input order], "approximate", "pool"} and reports
     /// progress ("pool claims", then "proposals"). Jobs run one at a time.

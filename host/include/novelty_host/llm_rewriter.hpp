@@ -1,6 +1,7 @@
-// Query rewriting for retrieval through an OpenAI-compatible LLM (ChatClient): query expansion
-// (N alternative search questions) and HyDE (N hypothetical abstracts of papers that would answer
-// the query). One request per query asks for all N texts as one JSON object; many queries'
+// Query rewriting for retrieval through an OpenAI-compatible LLM (ChatClient), as ScholarCatalyst
+// configures it: multi-query expansion (N augmented search questions), single-query expansion (one
+// continuation to append to the question) and HyDE (N hypothetical abstracts of prior papers
+// from distinct angles, without solving the question). One request per query asks for all N texts as one JSON object; many queries'
 // requests are in flight at once (submit_all, then collect). docs/retrieval.md describes the use.
 #pragma once
 
@@ -18,12 +19,12 @@ namespace novelty::host {
 
 /// What the LLM is asked to write.
 enum class RewriteKind {
-    expand,  ///< alternative search questions: {"rewrites": [STR...]}
-    hyde,    ///< hypothetical abstracts: {"abstracts": [STR...]}
+    expand,    ///< alternative search questions: {"rewrites": [STR...]}
+    hyde,      ///< hypothetical abstracts: {"abstracts": [STR...]}
+    continue_, ///< one continuation of the question (single-query expansion): {"continuation": STR}
 };
 
-/// "expand" or "hyde": the run tag suffix, the stage label of token accounting, and the key of
-/// the kind in rewrites files and JSON Lines outputs.
+/// "expand", "hyde" or "expand-single": the stage label of token accounting.
 const char* rewrite_kind_name(RewriteKind kind);
 
 /// One query's outcome: the texts (1..n, in the LLM's order, trimmed, none empty), or an error
@@ -37,13 +38,15 @@ struct RewriteResult {
 
 /// Checks an answer strictly: one JSON object (a ```json fence is tolerated) whose key
 /// ("rewrites" for expand, "abstracts" for hyde) is an array of at least one string, each
-/// non-empty after trimming. Extra keys are ignored; texts beyond the first n are dropped (the
-/// answer is still valid). Returns the problem, or std::nullopt with the trimmed texts in `out`.
+/// non-empty after trimming; for continue_, "continuation" is one non-empty string (out gets
+/// it alone). Extra keys are ignored; texts beyond the first n are dropped (the answer is still
+/// valid). Returns the problem, or std::nullopt with the trimmed texts in `out`.
 std::optional<std::string> parse_rewrite_answer(const std::string& content, RewriteKind kind, std::size_t n,
                                                 std::vector<std::string>& out);
 
-/// The user message sent for `query` (the system message is the built-in prompt
-/// "expand_query" or "hyde_abstracts"). Exposed for tests.
+/// The user message sent for `query`: "Research question: QUERY", then the number of texts asked
+/// for (none for continue_). The system message is the built-in prompt "expand_query",
+/// "hyde_abstracts" or "expand_continuation". Exposed for tests.
 std::string rewrite_prompt(RewriteKind kind, const std::string& query, std::size_t n);
 
 /// A QueryRewriter backed by a ChatClient (which must outlive it). Requests run at temperature 0
