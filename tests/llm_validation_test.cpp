@@ -42,8 +42,8 @@ novelty::host::Profile profile() {
     novelty::host::ProfileClaim c;
     c.claim = {"claim", novelty::ClaimDimension::problem, "", ""};
     c.anticipation = 1;
-    c.candidates.push_back({{"p1", "Paper one", "Abstract one."}, "prior claim", 0.9f, 5});
-    c.candidates.push_back({{"p2", "Paper two", "Abstract two."}, "prior claim", 0.8f, 5});
+    c.candidates.push_back({{"p1", "Paper one", "Abstract one."}, "prior claim", "", "", 0.9f, 5});
+    c.candidates.push_back({{"p2", "Paper two", "Abstract two."}, "prior claim", "", "", 0.8f, 5});
     p.claims.push_back(c);
     return p;
 }

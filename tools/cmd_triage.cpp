@@ -77,7 +77,8 @@ host::TriageInput load_triage_input(const TriageArgs& a, const Corpus& corpus,
     host::TriageInput input;
     input.dim = ideas.dim;
     input.vectors = std::move(ideas.vectors);
-    for (const QueryRecord& r : ideas.records) input.ideas.push_back({{r.id, r.title, r.text, r.date, r.exclude}, r.line});
+    for (const QueryRecord& r : ideas.records)
+        input.ideas.push_back({{r.id, r.title, r.text, r.date, r.exclude, std::nullopt}, r.line});
     if (!a.ideas.cutoff.empty()) {
         input.cutoff = parse_cutoff(a.ideas.cutoff);
         input.cutoff_text = a.ideas.cutoff;

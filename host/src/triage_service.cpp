@@ -65,7 +65,7 @@ TriageSettings settings_of(const nlohmann::json& body, const ClaimsServiceOption
     if (s.select == TriageSelect::top && !s.budget) bad("select", "\"top\" needs a \"budget\"");
     s.p = parse_count(body, "p", s.p, SearchBackend::max_k);
     s.q = parse_count(body, "q", s.q, SearchBackend::max_k);
-    s.rule_threshold = claims.threshold;
+    s.rule_threshold = claims.method.threshold;
     s.window = claims.window;
     return s;
 }
@@ -124,7 +124,7 @@ struct TriageService::Impl {
         std::vector<std::string> texts;
         for (std::size_t i = 0; i < n; ++i) {
             const ApiRecord& r = request.records[i];
-            input.ideas.push_back({{r.id, r.title, r.text, r.date, r.exclude}, i + 1});
+            input.ideas.push_back({{r.id, r.title, r.text, r.date, r.exclude, std::nullopt}, i + 1});
             if (!r.vector.empty()) {
                 // Without text the idea stays empty (ClaimNov reads the text), as in the CLI.
                 std::copy(r.vector.begin(), r.vector.end(), input.vectors.begin() + i * input.dim);
