@@ -114,6 +114,81 @@ std::vector<host::ClaimsProposalInput> proposal_inputs(const Corpus& corpus, con
     return inputs;
 }
 
+/// The --pool papers as corpus rows (an unknown id is an input error naming its line); none
+/// without --pool.
+std::optional<std::vector<std::size_t>> pool_rows_of(const Corpus& corpus, const std::string& pool) {
+    if (pool.empty()) return std::nullopt;
+    std::vector<std::size_t> rows;
+    for (const auto& [id, line] : read_pool_ids(pool)) {
+        const auto row = corpus.find_row(id);
+        if (!row) throw InputError(pool, line, "paper " + quote_value(id) + " is not in the corpus " + corpus.dir());
+        rows.push_back(*row);
+    }
+    return rows;
+}
+
+/// The LLM response cache: --cache, "" for none, else the corpus's own when it is writable (with
+/// a warning when it is not and an LLM is in use).
+std::string response_cache_of(const ClaimsArgs& a, const std::string& cache_dir) {
+    if (a.cache == "none") return "";
+    if (!a.cache.empty()) return a.cache;
+    if (writable_dir(cache_dir)) return cache_dir + "/llm_responses.sqlite";
+    if (a.llm.llm != "offline" || (a.llm.judge != "rule" && a.llm.judge != "auto"))
+        std::fprintf(stderr, "novelty: warning: %s is read-only; LLM answers are not cached (give --cache PATH)\n",
+                     cache_dir.c_str());
+    return "";
+}
+
+void report_pool(const host::PoolStats& stats, bool quiet) {
+    if (!quiet)
+        std::fprintf(stderr, "novelty: pool: %s, %s (%s extracted now, %s embedded now)\n",
+                     count_of(stats.papers, "paper").c_str(), count_of(stats.claims, "claim").c_str(),
+                     thousands(stats.extracted_now).c_str(), thousands(stats.embedded_now).c_str());
+    if (stats.failed > 0) {
+        std::fprintf(stderr, "novelty: warning: claim extraction failed for %s (they count as having no claims; a rerun retries them)\n",
+                     count_of(stats.failed, "pool paper").c_str());
+        for (const auto& f : stats.failures) std::fprintf(stderr, "  %s\n", f.c_str());
+    }
+}
+
+/// What every record of the run shares: its stages, corpus, embedder, pool size and constants.
+host::ClaimsRunInfo run_info(host::ClaimStageSet& stages, const Corpus& corpus, const std::string& embedder,
+                             std::size_t pool_papers, const ClaimNovParams& params,
+                             const host::ClaimsLlmSettings& settings) {
+    host::ClaimsRunInfo info;
+    info.approximate = stages.approximate();
+    info.extractor = stages.extractor().name();
+    info.grader = stages.grader().name();
+    info.judge = stages.judge().name();
+    info.corpus_identity = corpus.identity();
+    info.embedder = embedder;
+    info.pool_papers = pool_papers;
+    info.params = params;
+    info.judge_view = settings.judge_view;
+    info.llm_judge = stages.llm_judge() != nullptr && &stages.judge() == stages.llm_judge();
+    return info;
+}
+
+/// One proposal's line of the table on stdout.
+void print_row(const host::ProposalResult& r) {
+    if (!r.error.empty())
+        std::printf("%-24s %8s %-8s %s\n", r.id.substr(0, 24).c_str(), "-", "error", r.error.c_str());
+    else
+        std::printf("%-24s %8.3f %-8s %s\n", r.id.substr(0, 24).c_str(), r.novelty.novelty,
+                    r.verdict.fail ? "fail" : "pass", r.verdict.source.value_or("").c_str());
+}
+
+/// Renames the finished output into place and says what it holds.
+void finish_output(host::ResumableOutput& output, const std::vector<host::PipelineProposal>& proposals,
+                   std::size_t n_run, std::size_t n_failed, std::size_t n_errors, const std::string& out) {
+    std::vector<std::string> ids;
+    for (const auto& p : proposals) ids.push_back(p.id);
+    output.finish(ids);
+    std::fprintf(stderr, "novelty: judged %s (%s from an earlier run): %s failed, %s with errors, into %s\n",
+                 count_of(proposals.size(), "proposal").c_str(), thousands(proposals.size() - n_run).c_str(),
+                 thousands(n_failed).c_str(), thousands(n_errors).c_str(), out.c_str());
+}
+
 int run_claims(const ClaimsArgs& a) {
     refuse_output_over_inputs("--out", a.out, {a.proposals, a.pool});
     const Corpus corpus = Corpus::open(a.corpus);
@@ -125,30 +200,15 @@ int run_claims(const ClaimsArgs& a) {
     // Per proposal: visible row prefix and excluded rows; the pool: the --pool papers, else
     // every paper any proposal can see.
     const std::vector<host::ClaimsProposalInput> inputs = proposal_inputs(corpus, records, a.proposals);
-    std::optional<std::vector<std::size_t>> pool_rows;
-    if (!a.pool.empty()) {
-        pool_rows.emplace();
-        for (const auto& [id, line] : read_pool_ids(a.pool)) {
-            const auto row = corpus.find_row(id);
-            if (!row) throw InputError(a.pool, line, "paper " + quote_value(id) + " is not in the corpus " + corpus.dir());
-            pool_rows->push_back(*row);
-        }
-    }
+    const std::optional<std::vector<std::size_t>> pool_rows = pool_rows_of(corpus, a.pool);
     host::PreparedClaims prepared = host::prepare_claims(corpus, inputs, cutoff, a.cutoff, global_exclude, pool_rows);
     const std::vector<host::PipelineProposal>& proposals = prepared.proposals;
 
     // Caches live with the corpus when it is writable.
     const std::string cache_dir = corpus.dir() + "/cache";
-    const bool cache_writable = writable_dir(cache_dir);
     const std::string claims_cache = !a.claims_cache.empty() ? a.claims_cache : cache_dir + "/claims.sqlite";
     auto store = open_store(claims_cache, !a.claims_cache.empty());
-    std::string response_cache = a.cache == "none" ? "" : a.cache;
-    if (a.cache.empty()) {
-        if (cache_writable) response_cache = cache_dir + "/llm_responses.sqlite";
-        else if (a.llm.llm != "offline" || (a.llm.judge != "rule" && a.llm.judge != "auto"))
-            std::fprintf(stderr, "novelty: warning: %s is read-only; LLM answers are not cached (give --cache PATH)\n",
-                         cache_dir.c_str());
-    }
+    const std::string response_cache = response_cache_of(a, cache_dir);
 
     // Stages.
     const ClaimNovParams params = host::claimnov_params(a.method);
@@ -168,27 +228,9 @@ int run_claims(const ClaimsArgs& a) {
     const host::PoolStats stats =
         pipeline.prepare_pool(std::move(prepared.pool), *store, [&](std::size_t done, std::size_t total) { pool_bar.update(done, total); });
     pool_bar.finish();
-    if (!a.quiet)
-        std::fprintf(stderr, "novelty: pool: %s, %s (%s extracted now, %s embedded now)\n",
-                     count_of(stats.papers, "paper").c_str(), count_of(stats.claims, "claim").c_str(),
-                     thousands(stats.extracted_now).c_str(), thousands(stats.embedded_now).c_str());
-    if (stats.failed > 0) {
-        std::fprintf(stderr, "novelty: warning: claim extraction failed for %s (they count as having no claims; a rerun retries them)\n",
-                     count_of(stats.failed, "pool paper").c_str());
-        for (const auto& f : stats.failures) std::fprintf(stderr, "  %s\n", f.c_str());
-    }
+    report_pool(stats, a.quiet);
 
-    host::ClaimsRunInfo info;
-    info.approximate = approximate;
-    info.extractor = stages.extractor().name();
-    info.grader = stages.grader().name();
-    info.judge = stages.judge().name();
-    info.corpus_identity = corpus.identity();
-    info.embedder = embedder->name();
-    info.pool_papers = stats.papers;
-    info.params = params;
-    info.judge_view = settings.judge_view;
-    info.llm_judge = stages.llm_judge() != nullptr && &stages.judge() == stages.llm_judge();
+    const host::ClaimsRunInfo info = run_info(stages, corpus, embedder->name(), stats.papers, params, settings);
     auto context_of = [&](std::size_t i) { return host::claims_context_json(info, prepared.provenance[i]); };
 
     std::unique_ptr<host::ResumableOutput> output;
@@ -207,27 +249,14 @@ int run_claims(const ClaimsArgs& a) {
         const std::size_t i = todo_index[r.index];
         if (!r.error.empty()) ++n_errors;
         else if (r.verdict.fail) ++n_failed;
-        if (output) {
-            output->write(r.id, host::proposal_result_json(r, context_of(i)));
-        } else if (!r.error.empty()) {
-            std::printf("%-24s %8s %-8s %s\n", r.id.substr(0, 24).c_str(), "-", "error", r.error.c_str());
-        } else {
-            std::printf("%-24s %8.3f %-8s %s\n", r.id.substr(0, 24).c_str(), r.novelty.novelty,
-                        r.verdict.fail ? "fail" : "pass", r.verdict.source.value_or("").c_str());
-        }
+        if (output) output->write(r.id, host::proposal_result_json(r, context_of(i)));
+        else print_row(r);
         bar.update(++n_done, todo.size());
     });
     bar.finish();
     if (approximate && !a.quiet)
         std::fprintf(stderr, "novelty: note: offline stages (%s) are an approximation of the LLM method\n", host::offline_label);
-    if (output) {
-        std::vector<std::string> ids;
-        for (const auto& p : proposals) ids.push_back(p.id);
-        output->finish(ids);
-        std::fprintf(stderr, "novelty: judged %s (%s from an earlier run): %s failed, %s with errors, into %s\n",
-                     count_of(proposals.size(), "proposal").c_str(), thousands(proposals.size() - todo.size()).c_str(),
-                     thousands(n_failed).c_str(), thousands(n_errors).c_str(), a.out.c_str());
-    }
+    if (output) finish_output(*output, proposals, todo.size(), n_failed, n_errors, a.out);
     if (!a.quiet)
         for (const auto* client : stages.clients()) std::fputs(host::usage_report(*client).c_str(), stderr);
     return exit_ok;

@@ -299,6 +299,40 @@ std::string trec_lines(const std::string& qid, const std::string& tag, const Ran
     return text;
 }
 
+/// Every ranking's tag: each method, then each method with each rewrite mode ("dense+hyde").
+std::vector<std::string> ranking_tags(const std::vector<std::string>& methods, const std::vector<RewriteMode>& modes) {
+    std::vector<std::string> tags = methods;
+    for (const RewriteMode& mode : modes)
+        for (const auto& m : methods) tags.push_back(m + "+" + mode.tag);
+    return tags;
+}
+
+/// One ranking as the JSON Lines output lists it: {"id", "row", "rank", "score", "title"} each.
+nlohmann::ordered_json ranking_json(const Ranking& r, const Corpus& corpus) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (std::size_t j = 0; j < r.size(); ++j) {
+        const auto row = static_cast<std::size_t>(r.rows[j]);
+        auto [id, title] = corpus.id_and_title(row);
+        list.push_back({{"id", id}, {"row", row}, {"rank", j + 1}, {"score", r.scores[j]}, {"title", title}});
+    }
+    return list;
+}
+
+/// Notes on queries that found nothing or fewer than k, and the LLM's failures and usage.
+void report_retrieval(std::size_t n_empty, std::size_t n_short, const RetrieveArgs& args, LlmRewriting* llm) {
+    if (n_empty > 0)
+        std::fprintf(stderr, "novelty: note: %s found nothing (no searchable paper before the cutoff, or no matching term)\n",
+                     count_of(n_empty, "query").c_str());
+    if (n_short > n_empty)
+        std::fprintf(stderr, "novelty: note: %s had fewer than %zu results for some method\n",
+                     count_of(n_short - n_empty, "query").c_str(), args.k);
+    if (!llm) return;
+    if (llm->failures() > 0)
+        std::fprintf(stderr, "novelty: warning: %s of query rewriting failed (those queries used their text alone)\n",
+                     count_of(llm->failures(), "LLM call").c_str());
+    if (!args.queries.quiet) llm->print_usage();
+}
+
 int run_retrieve(const RetrieveArgs& args) {
     for (const auto& [flag, out] : {std::pair{"--out", args.out}, std::pair{"--jsonl", args.jsonl}})
         refuse_output_over_inputs(flag, out, {args.queries.path, args.queries.vectors, args.rewrites});
@@ -326,9 +360,7 @@ int run_retrieve(const RetrieveArgs& args) {
         for (const QueryRecord& r : input.records) ids.push_back(r.id);
     }
 
-    std::vector<std::string> tags = methods;
-    for (const RewriteMode& mode : modes)
-        for (const auto& m : methods) tags.push_back(m + "+" + mode.tag);
+    const std::vector<std::string> tags = ranking_tags(methods, modes);
 
     std::unique_ptr<AtomicFile> trec, jsonl;
     const std::string jsonl_path = !args.jsonl.empty() ? args.jsonl : (ends_with(args.out, ".jsonl") ? args.out : "");
@@ -354,15 +386,7 @@ int run_retrieve(const RetrieveArgs& args) {
                 any_short = any_short || r.size() < args.k;
                 all_empty = all_empty && r.size() == 0;
                 if (trec) trec_text += trec_lines(qid, tag, r, corpus);
-                if (jsonl) {
-                    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-                    for (std::size_t j = 0; j < r.size(); ++j) {
-                        const auto row = static_cast<std::size_t>(r.rows[j]);
-                        auto [id, title] = corpus.id_and_title(row);
-                        list.push_back({{"id", id}, {"row", row}, {"rank", j + 1}, {"score", r.scores[j]}, {"title", title}});
-                    }
-                    results[tag] = list;
-                }
+                if (jsonl) results[tag] = ranking_json(r, corpus);
             }
             n_empty += all_empty;
             n_short += any_short;
@@ -383,18 +407,7 @@ int run_retrieve(const RetrieveArgs& args) {
     if (trec) trec->commit();
     if (jsonl) jsonl->commit();
     bar.finish();
-    if (n_empty > 0)
-        std::fprintf(stderr, "novelty: note: %s found nothing (no searchable paper before the cutoff, or no matching term)\n",
-                     count_of(n_empty, "query").c_str());
-    if (n_short > n_empty)
-        std::fprintf(stderr, "novelty: note: %s had fewer than %zu results for some method\n",
-                     count_of(n_short - n_empty, "query").c_str(), args.k);
-    if (llm) {
-        if (llm->failures() > 0)
-            std::fprintf(stderr, "novelty: warning: %s of query rewriting failed (those queries used their text alone)\n",
-                         count_of(llm->failures(), "LLM call").c_str());
-        if (!args.queries.quiet) llm->print_usage();
-    }
+    report_retrieval(n_empty, n_short, args, llm.get());
     if (trec) std::fprintf(stderr, "novelty: wrote the run of %s (%zu rankings) to %s\n", count_of(n, "query").c_str(), tags.size(), trec_path.c_str());
     if (jsonl) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), jsonl_path.c_str());
     return exit_ok;

@@ -77,6 +77,27 @@ struct ClaimNovPipeline::Impl {
         return embedder.embed(texts);
     }
 
+    /// A retrieved pool claim as a candidate (not graded yet).
+    CandidateResult candidate_of(const ClaimHit& hit) const {
+        const PoolClaim& pc = pool_claims[hit.claim];
+        const PoolPaper& paper = papers[pc.paper];
+        CandidateResult cand;
+        cand.paper = paper.id;
+        cand.paper_row = paper.row;
+        cand.title = paper.title;
+        cand.claim = pc.claim.text;
+        cand.attribute = pc.claim.attribute;
+        cand.value = pc.claim.value;
+        cand.sim = hit.sim;
+        return cand;
+    }
+    /// Extracts the claims of papers[p] for each p in `missing` (claims[p] is filled; failures
+    /// leave it empty and are counted), storing each as it arrives.
+    void extract_missing(const std::vector<std::size_t>& missing, std::vector<std::optional<std::vector<Claim>>>& claims,
+                         PoolClaimStore& store, PoolStats& stats, const std::function<void(std::size_t, std::size_t)>& progress);
+    /// Embeds every pool claim with its paper's title (reusing stored vectors) and builds the index.
+    void index_pool_claims(const std::vector<std::optional<std::vector<Claim>>>& claims, PoolClaimStore& store,
+                           PoolStats& stats);
     void start_grading(const std::vector<std::size_t>& ids, std::vector<std::unique_ptr<ProposalState>>& states,
                        const std::vector<PipelineProposal>& proposals);
     void start_judging(std::size_t i, ProposalState& st, const PipelineProposal& proposal);
@@ -90,6 +111,99 @@ ClaimNovPipeline::ClaimNovPipeline(ClaimExtractor& extractor, EntailmentGrader& 
 }
 
 ClaimNovPipeline::~ClaimNovPipeline() = default;
+
+void ClaimNovPipeline::Impl::extract_missing(const std::vector<std::size_t>& missing,
+                                             std::vector<std::optional<std::vector<Claim>>>& claims,
+                                             PoolClaimStore& store, PoolStats& stats,
+                                             const std::function<void(std::size_t, std::size_t)>& progress) {
+    // Extract what the store lacks; results are stored one by one as they come, so an
+    // interrupted run keeps what it paid for.
+    const std::string extractor_name = extractor.name();
+    std::deque<std::pair<std::size_t, Extraction>> arrived;
+    std::size_t received = 0;
+    try {
+        for (std::size_t p : missing) {
+            begin_call();
+            extractor.extract({papers[p].id, papers[p].title, papers[p].abstract}, "pool-extract",
+                                   [this, &arrived, p](Extraction e) {
+                                       {
+                                           std::lock_guard lock(mutex);
+                                           arrived.emplace_back(p, std::move(e));
+                                           --outstanding;
+                                       }
+                                       cv.notify_all();
+                                   });
+        }
+        while (received < missing.size()) {
+            std::deque<std::pair<std::size_t, Extraction>> batch;
+            {
+                std::unique_lock lock(mutex);
+                cv.wait(lock, [&] { return !arrived.empty(); });
+                batch.swap(arrived);
+            }
+            for (auto& [p, e] : batch) {
+                ++received;
+                if (!e.error.empty()) {
+                    ++stats.failed;
+                    if (stats.failures.size() < max_reported_failures) stats.failures.push_back(papers[p].id + ": " + e.error);
+                    claims[p] = std::vector<Claim>{};
+                    continue;
+                }
+                store.put_claims(extractor_name, papers[p].id, e.claims);
+                claims[p] = std::move(e.claims);
+                ++stats.extracted_now;
+            }
+            if (progress) progress(received, missing.size());
+        }
+    } catch (...) {
+        if (options.cancel) options.cancel();
+        wait_for_outstanding();
+        throw;
+    }
+
+}
+
+void ClaimNovPipeline::Impl::index_pool_claims(const std::vector<std::optional<std::vector<Claim>>>& claims,
+                                               PoolClaimStore& store, PoolStats& stats) {
+    // Embed each claim with its paper's title; reuse stored vectors.
+    pool_claims.clear();
+    std::vector<std::string> texts;
+    for (std::size_t p = 0; p < papers.size(); ++p)
+        for (const Claim& c : *claims[p]) {
+            pool_claims.push_back({p, c});
+            texts.push_back(embedding_text(papers[p].title, c.text));
+        }
+    const std::string embedder_name = embedder.name();
+    std::vector<std::vector<float>> rows(texts.size());
+    std::vector<std::size_t> to_embed;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        if (auto v = store.vector(embedder_name, texts[i])) rows[i] = std::move(*v);
+        else to_embed.push_back(i);
+    }
+    for (std::size_t begin = 0; begin < to_embed.size(); begin += options.embed_batch) {
+        const std::size_t end = std::min(to_embed.size(), begin + options.embed_batch);
+        std::vector<std::string> chunk;
+        for (std::size_t t = begin; t < end; ++t) chunk.push_back(texts[to_embed[t]]);
+        const std::vector<float> out = embed(chunk);
+        const std::size_t dim = out.size() / chunk.size();
+        store.put_vectors(embedder_name, chunk, out, dim);
+        for (std::size_t t = begin; t < end; ++t)
+            rows[to_embed[t]].assign(out.begin() + (t - begin) * dim, out.begin() + (t - begin + 1) * dim);
+        stats.embedded_now += chunk.size();
+    }
+    const std::size_t dim = rows.empty() ? 0 : rows[0].size();
+    std::vector<float> flat;
+    flat.reserve(rows.size() * dim);
+    std::vector<IndexedClaim> indexed;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].size() != dim)
+            throw Error("pool claim vectors have different dimensions (" + std::to_string(rows[i].size()) + " and " +
+                        std::to_string(dim) + "): the claim store mixes embedders");
+        flat.insert(flat.end(), rows[i].begin(), rows[i].end());
+        indexed.push_back({papers[pool_claims[i].paper].row, pool_claims[i].claim.dimension});
+    }
+    index = std::make_unique<ClaimIndex>(std::move(indexed), std::move(flat), dim);
+}
 
 PoolStats ClaimNovPipeline::prepare_pool(std::vector<PoolPaper> papers, PoolClaimStore& store,
                                          const std::function<void(std::size_t, std::size_t)>& progress) {
@@ -108,88 +222,8 @@ PoolStats ClaimNovPipeline::prepare_pool(std::vector<PoolPaper> papers, PoolClai
         if (!claims[p]) missing.push_back(p);
     }
 
-    // Extract what the store lacks; results are stored one by one as they come, so an
-    // interrupted run keeps what it paid for.
-    std::deque<std::pair<std::size_t, Extraction>> arrived;
-    std::size_t received = 0;
-    try {
-        for (std::size_t p : missing) {
-            impl.begin_call();
-            impl.extractor.extract({impl.papers[p].id, impl.papers[p].title, impl.papers[p].abstract}, "pool-extract",
-                                   [&impl, &arrived, p](Extraction e) {
-                                       {
-                                           std::lock_guard lock(impl.mutex);
-                                           arrived.emplace_back(p, std::move(e));
-                                           --impl.outstanding;
-                                       }
-                                       impl.cv.notify_all();
-                                   });
-        }
-        while (received < missing.size()) {
-            std::deque<std::pair<std::size_t, Extraction>> batch;
-            {
-                std::unique_lock lock(impl.mutex);
-                impl.cv.wait(lock, [&] { return !arrived.empty(); });
-                batch.swap(arrived);
-            }
-            for (auto& [p, e] : batch) {
-                ++received;
-                if (!e.error.empty()) {
-                    ++stats.failed;
-                    if (stats.failures.size() < max_reported_failures) stats.failures.push_back(impl.papers[p].id + ": " + e.error);
-                    claims[p] = std::vector<Claim>{};
-                    continue;
-                }
-                store.put_claims(extractor_name, impl.papers[p].id, e.claims);
-                claims[p] = std::move(e.claims);
-                ++stats.extracted_now;
-            }
-            if (progress) progress(received, missing.size());
-        }
-    } catch (...) {
-        if (impl.options.cancel) impl.options.cancel();
-        impl.wait_for_outstanding();
-        throw;
-    }
-
-    // Embed each claim with its paper's title; reuse stored vectors.
-    impl.pool_claims.clear();
-    std::vector<std::string> texts;
-    for (std::size_t p = 0; p < impl.papers.size(); ++p)
-        for (const Claim& c : *claims[p]) {
-            impl.pool_claims.push_back({p, c});
-            texts.push_back(embedding_text(impl.papers[p].title, c.text));
-        }
-    const std::string embedder_name = impl.embedder.name();
-    std::vector<std::vector<float>> rows(texts.size());
-    std::vector<std::size_t> to_embed;
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-        if (auto v = store.vector(embedder_name, texts[i])) rows[i] = std::move(*v);
-        else to_embed.push_back(i);
-    }
-    for (std::size_t begin = 0; begin < to_embed.size(); begin += impl.options.embed_batch) {
-        const std::size_t end = std::min(to_embed.size(), begin + impl.options.embed_batch);
-        std::vector<std::string> chunk;
-        for (std::size_t t = begin; t < end; ++t) chunk.push_back(texts[to_embed[t]]);
-        const std::vector<float> out = impl.embed(chunk);
-        const std::size_t dim = out.size() / chunk.size();
-        store.put_vectors(embedder_name, chunk, out, dim);
-        for (std::size_t t = begin; t < end; ++t)
-            rows[to_embed[t]].assign(out.begin() + (t - begin) * dim, out.begin() + (t - begin + 1) * dim);
-        stats.embedded_now += chunk.size();
-    }
-    const std::size_t dim = rows.empty() ? 0 : rows[0].size();
-    std::vector<float> flat;
-    flat.reserve(rows.size() * dim);
-    std::vector<IndexedClaim> indexed;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (rows[i].size() != dim)
-            throw Error("pool claim vectors have different dimensions (" + std::to_string(rows[i].size()) + " and " +
-                        std::to_string(dim) + "): the claim store mixes embedders");
-        flat.insert(flat.end(), rows[i].begin(), rows[i].end());
-        indexed.push_back({impl.papers[impl.pool_claims[i].paper].row, impl.pool_claims[i].claim.dimension});
-    }
-    impl.index = std::make_unique<ClaimIndex>(std::move(indexed), std::move(flat), dim);
+    impl.extract_missing(missing, claims, store, stats, progress);
+    impl.index_pool_claims(claims, store, stats);
     stats.claims = impl.pool_claims.size();
     return stats;
 }
@@ -222,19 +256,8 @@ void ClaimNovPipeline::Impl::start_grading(const std::vector<std::size_t>& ids,
                 cr.n_papers = index->papers_with_claims(cr.claim.dimension, p.row_limit, p.excluded_rows, pool);
                 cr.k = retrieval_depth(cr.n_papers, options.params);
                 for (const ClaimHit& hit : index->search(vectors.data() + t * dim, cr.claim.dimension, cr.k, p.row_limit,
-                                                         p.excluded_rows, pool)) {
-                    const PoolClaim& pc = pool_claims[hit.claim];
-                    const PoolPaper& paper = papers[pc.paper];
-                    CandidateResult cand;
-                    cand.paper = paper.id;
-                    cand.paper_row = paper.row;
-                    cand.title = paper.title;
-                    cand.claim = pc.claim.text;
-                    cand.attribute = pc.claim.attribute;
-                    cand.value = pc.claim.value;
-                    cand.sim = hit.sim;
-                    cr.candidates.push_back(std::move(cand));
-                }
+                                                         p.excluded_rows, pool))
+                    cr.candidates.push_back(candidate_of(hit));
             } else {
                 cr.k = retrieval_depth(0, options.params);
             }
