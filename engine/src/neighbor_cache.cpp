@@ -11,6 +11,7 @@
 #include "file_util.hpp"
 #include "novelty/checksum.hpp"
 #include "novelty/error.hpp"
+#include "index_check.hpp"
 #include "novelty/neighbor_cache.hpp"
 
 #include <algorithm>
@@ -128,9 +129,7 @@ void write_self_join(const std::string& path, const std::string& vectors_sha256,
 SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t n_rows, std::size_t q,
                           std::size_t k_stored, const ProgressFn& progress, bool* from_cache,
                           const CacheWarning& on_store_failure) {
-    const VectorView vectors = VectorView::of(corpus.vectors());
-    if (index.corpus().data != vectors.data || index.n_rows() != vectors.n_rows)
-        throw UsageError("cached_self_join: the search index was not built on this corpus's vectors");
+    require_index_on_corpus(index, corpus, "cached_self_join");
     if (n_rows > static_cast<std::size_t>(INT32_MAX)) throw UsageError("self-join: more than 2^31 rows");
     const std::string path = self_join_cache_path(corpus, n_rows, q, k_stored);
     const std::string& sha = corpus.manifest().vectors_sha256;

@@ -2,6 +2,7 @@
 #include "novelty/neighbor_profiles.hpp"
 
 #include "novelty/error.hpp"
+#include "index_check.hpp"
 
 #include <algorithm>
 
@@ -78,8 +79,7 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchIndex
     if (std::max(k, kn) > SearchIndex::max_k)
         throw UsageError("profiles: sizes must be at most " + std::to_string(SearchIndex::max_k));
     if (corpus.size() < 2) throw UsageError("profiles need a corpus of at least 2 papers");
-    if (index.corpus().data != corpus.vectors().data() || index.n_rows() != corpus.size())
-        throw UsageError("profiles: the search index was not built on this corpus's vectors");
+    require_index_on_corpus(index, corpus, "profiles");
     SearchQueries queries;
     queries.vectors = input.vectors;
     queries.n_queries = n;

@@ -1,6 +1,7 @@
 // RND, ND, HD and ON scores (docs/scoring.md).
 #include "novelty/density_variants.hpp"
 #include "novelty/error.hpp"
+#include "index_check.hpp"
 #include "novelty/neighbor_cache.hpp"
 #include "novelty/scoring.hpp"
 #include "search_rules.hpp"
@@ -53,8 +54,7 @@ std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, c
 
 Scorer::Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options)
     : corpus_(corpus), index_(index), options_(std::move(options)) {
-    if (index.corpus().data != corpus.vectors().data() || index.n_rows() != corpus.size())
-        throw UsageError("Scorer: the search index was not built on this corpus's vectors");
+    require_index_on_corpus(index, corpus, "Scorer");
     if (options_.p < 1 || options_.q < 1) throw UsageError("p and q must be at least 1");
     if (std::max(options_.p, options_.q) > SearchIndex::max_k)
         throw UsageError("p and q must be at most " + std::to_string(SearchIndex::max_k));

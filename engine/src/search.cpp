@@ -109,7 +109,6 @@ SearchIndex::SearchIndex(const VectorView& corpus) : corpus_(corpus) {
 }
 
 std::unique_ptr<SearchIndex> SearchBackend::build(const VectorView& corpus) const {
-    check_corpus(corpus);
     std::unique_ptr<SearchIndex> index = build_impl(corpus);
     index->tuning = tuning;
     return index;
