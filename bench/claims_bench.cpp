@@ -5,8 +5,8 @@
 // 200 ms of fake latency, proposals/s and calls/s at concurrency 1, 4, 16, 64.
 #include "fake_llm_server.hpp"
 
-#include "novelty/embedder.hpp"
-#include "novelty_host/claimnov_pipeline.hpp"
+#include "novelty/encoder/embedder.hpp"
+#include "novelty_host/claimnov/claimnov_pipeline.hpp"
 
 #include <chrono>
 #include <cmath>

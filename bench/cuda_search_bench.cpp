@@ -9,9 +9,9 @@
 // copying queries in and results out and the host's final ordering; the corpus upload is done
 // by an untimed warm-up call and reported separately. --profile F adds one call on a fresh
 // backend with NOVELTY_CUDA_PROFILE=F and prints its time per phase ({"mode": "profile"}).
-#include "novelty/backends.hpp"
-#include "novelty/half.hpp"
-#include "novelty/search.hpp"
+#include "novelty/search/backends.hpp"
+#include "novelty/util/half.hpp"
+#include "novelty/search/search.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -4,9 +4,9 @@
 // another, in groups of 2 to 8, some of them chains. Prints one JSON object: shapes, seconds for
 // the dedup and for a plain self-join with k = 1 (the same matrix products, the floor), clusters,
 // extra rounds, peak resident memory. With --write, saves the vectors for an end-to-end CLI run.
-#include "novelty/dedup.hpp"
-#include "novelty/npy.hpp"
-#include "novelty/search.hpp"
+#include "novelty/scoring/dedup.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/search/search.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,9 +1,9 @@
 // Times the built-in encoder in-process, for bench/encoder_vs_sentence_transformers.py.
 //   encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads]
 // Prints one JSON object (texts, seconds, texts per second, peak RSS) and writes the embeddings.
-#include "novelty/npy.hpp"
-#include "novelty/query_records.hpp"
-#include "novelty/text_encoder.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/io/query_records.hpp"
+#include "novelty/encoder/text_encoder.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -6,8 +6,8 @@
 // retrieving the prior work of a paper. BM25 runs on the corpus's real text. Dense uses the
 // corpus's vectors when it has them; otherwise random unit vectors of --dim dimensions for the
 // corpus and the queries (timing only: the rankings mean nothing). Prints one JSON object.
-#include "novelty/corpus.hpp"
-#include "novelty/retrieval.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/retrieval/retrieval.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -4,10 +4,10 @@
 // Prints one JSON object: the cached path's time for the self-join (index) and for scoring all
 // ideas, the direct path's time per idea on a sample, ideas per second for both, their ratio,
 // whether the sample's scores are identical, and peak memory.
-#include "novelty/corpus.hpp"
-#include "novelty/neighbor_cache.hpp"
-#include "novelty/npy.hpp"
-#include "novelty/scoring.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/scoring/neighbor_cache.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/scoring/scoring.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -4,8 +4,8 @@
 // Prints one JSON object: shapes, seconds, rate, peak resident memory. With --out, writes the
 // neighbour rows (int64) and similarities (float32) as raw little-endian files PREFIX.rows and
 // PREFIX.sims (and PREFIX.density for the self-join) for the script to compare.
-#include "novelty/npy.hpp"
-#include "novelty/search.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/search/search.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -3,8 +3,8 @@
 // answered; requests per second and p50/p99 latency, with batching on and off. Run through
 // bench/run_serve_bench.sh. Usage:
 //   serve_bench CORPUS_DIR [--endpoint score|search] [--requests N] [--clients 1,16,64] [--p 100] [--q 50]
-#include "novelty/corpus.hpp"
-#include "novelty_host/server.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty_host/server/server.hpp"
 
 #include <httplib.h>
 

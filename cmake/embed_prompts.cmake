@@ -3,7 +3,7 @@
 file(GLOB PROMPTS "${PROMPTS_DIR}/*.txt")
 list(SORT PROMPTS)
 set(body "// Generated from host/prompts/*.txt by cmake/embed_prompts.cmake; do not edit.\n")
-string(APPEND body "#include \"novelty_host/prompts.hpp\"\n\nnamespace novelty::host::detail {\n\n")
+string(APPEND body "#include \"novelty_host/llm/prompts.hpp\"\n\nnamespace novelty::host::detail {\n\n")
 string(APPEND body "const PromptEntry embedded_prompts[] = {\n")
 set(count 0)
 foreach(file IN LISTS PROMPTS)

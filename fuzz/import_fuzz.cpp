@@ -1,10 +1,10 @@
 // Fuzzes the JSON Lines importers: the line reader (plain and gzip, line cap, checksum), the JSON
 // parse entry point, and each of the four record formats. Every input must end in records or in
 // InputError; anything else (a crash, a sanitizer report, another exception) is a finding.
-#include "import/record_fields.hpp"
-#include "jsonl.hpp"
+#include "corpus/import/record_fields.hpp"
+#include "io/jsonl.hpp"
 #include "memory_file.hpp"
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include <cstdint>
 

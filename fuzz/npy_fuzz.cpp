@@ -1,8 +1,8 @@
 // Fuzzes the .npy reader: the header parser, the shape and size checks, and reading every row
 // of what it accepts. Every input must open and read whole, or end in InputError.
 #include "memory_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/npy.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/io/npy.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -2,8 +2,8 @@
 // field reader of docs/api.md. Every input must parse or end in UsageError / InputError (the
 // server's 400); anything else (a crash, a sanitizer report, another exception: the server's
 // 500) is a finding.
-#include "novelty/error.hpp"
-#include "server_requests.hpp"
+#include "novelty/util/error.hpp"
+#include "server/server_requests.hpp"
 
 #include <cstdint>
 #include <string>

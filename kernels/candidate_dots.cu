@@ -59,14 +59,14 @@ void launch_candidate_dots(const float* queries, const void* rows, Element row_t
                            const std::int32_t* pair_query, const std::int64_t* pair_row, std::int64_t n_pairs,
                            float* out, cudaStream_t stream, std::int64_t pairs_per_query) {
     if (n_pairs <= 0) return;
-    if (pair_query == nullptr && pairs_per_query < 1) throw Error("launch_candidate_dots: pairs_per_query must be >= 1");
+    if (pair_query == nullptr && pairs_per_query < 1) throw KernelError("launch_candidate_dots: pairs_per_query must be >= 1");
     switch (row_type) {
         case Element::f32: return launch_typed<float>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
         case Element::f16: return launch_typed<__half>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
         case Element::bf16:
             return launch_typed<__nv_bfloat16>(queries, rows, dim, pair_query, pair_row, n_pairs, out, stream, pairs_per_query);
     }
-    throw Error("launch_candidate_dots: unknown row element type");
+    throw KernelError("launch_candidate_dots: unknown row element type");
 }
 
 }  // namespace novelty::kernels

@@ -16,7 +16,7 @@
 
 namespace novelty::kernels {
 
-/// One warp per pair. Throws novelty::Error when the launch fails.
+/// One warp per pair. Throws KernelError when the launch fails.
 void launch_candidate_dots(const float* queries, const void* rows, Element row_type, std::int64_t dim,
                            const std::int32_t* pair_query, const std::int64_t* pair_row, std::int64_t n_pairs,
                            float* out, cudaStream_t stream, std::int64_t pairs_per_query = 1);

@@ -42,7 +42,7 @@ void launch_from(const void* in, void* out, Element out_type, std::size_t n, cud
         case Element::f16: return launch_typed<In, __half>(in, out, n, stream);
         case Element::bf16: return launch_typed<In, __nv_bfloat16>(in, out, n, stream);
     }
-    throw Error("launch_convert_values: unknown output element type");
+    throw KernelError("launch_convert_values: unknown output element type");
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ void launch_convert_values(const void* in, Element in_type, void* out, Element o
         case Element::f16: return launch_from<__half>(in, out, out_type, n, stream);
         case Element::bf16: return launch_from<__nv_bfloat16>(in, out, out_type, n, stream);
     }
-    throw Error("launch_convert_values: unknown input element type");
+    throw KernelError("launch_convert_values: unknown input element type");
 }
 
 }  // namespace novelty::kernels

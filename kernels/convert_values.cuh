@@ -3,7 +3,7 @@
 // Shapes: `in` and `out` each hold n values in device memory, of the types named; they must not
 // overlap unless the types are equal (then this is a copy). Conversion to a 16-bit type rounds
 // to nearest even; values beyond the float16 range become +-Inf; NaN stays NaN. Work is queued
-// on `stream`; nothing is synchronised. Throws novelty::Error when the launch fails.
+// on `stream`; nothing is synchronised. Throws KernelError when the launch fails.
 #pragma once
 
 #include <cuda_runtime_api.h>

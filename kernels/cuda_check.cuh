@@ -1,27 +1,39 @@
-// CUDA runtime and cuBLAS status checks that turn failures into novelty::Error.
+// CUDA runtime and cuBLAS status checks that turn failures into kernels::KernelError.
 //
-// Internal to kernels/ and engine/src/cuda/: never include this from a public header under
+// Internal to kernels/ and engine/src/search/cuda/: never include this from a public header under
 // engine/include/novelty (it pulls in the CUDA runtime headers). Host code only; the macros
-// evaluate their argument exactly once.
+// evaluate their argument exactly once. The kernels include no engine header: KernelError is a
+// std::runtime_error, which the CLI and the server report as a failure (exit code 1, HTTP 500),
+// as they do novelty::Error.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <string>
 
-#include "novelty/error.hpp"
+#include <stdexcept>
 
 #if __has_include(<cublas_api.h>)
 #include <cublas_api.h>
 #define NOVELTY_HAVE_CUBLAS_HEADERS 1
 #endif
 
+namespace novelty::kernels {
+
+/// A failed CUDA runtime or cuBLAS call; the message names the call, the file and the line.
+class KernelError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace novelty::kernels
+
 namespace novelty::detail {
 
-/// Builds "CUDA error in <call> at <file>:<line>: <message>" and throws it as novelty::Error.
+/// Builds "CUDA error in <call> at <file>:<line>: <message>" and throws it as KernelError.
 [[noreturn]] inline void throw_cuda_error(const char* kind, const char* call, const char* file,
                                           int line, const char* message) {
-    throw Error(std::string(kind) + " error in " + call + " at " + file + ":" +
+    throw kernels::KernelError(std::string(kind) + " error in " + call + " at " + file + ":" +
                 std::to_string(line) + ": " + message);
 }
 
@@ -46,7 +58,7 @@ inline const char* cublas_status_string(cublasStatus_t status) {
 
 }  // namespace novelty::detail
 
-/// Runs a CUDA runtime call; on any status other than cudaSuccess throws novelty::Error
+/// Runs a CUDA runtime call; on any status other than cudaSuccess throws kernels::KernelError
 /// "CUDA error in <call> at <file>:<line>: <cudaGetErrorString(status)>".
 #define NOVELTY_CUDA_CHECK(call)                                                              \
     do {                                                                                      \
@@ -58,7 +70,7 @@ inline const char* cublas_status_string(cublasStatus_t status) {
     } while (0)
 
 #if defined(NOVELTY_HAVE_CUBLAS_HEADERS)
-/// Runs a cuBLAS call; on any status other than CUBLAS_STATUS_SUCCESS throws novelty::Error
+/// Runs a cuBLAS call; on any status other than CUBLAS_STATUS_SUCCESS throws kernels::KernelError
 /// "cuBLAS error in <call> at <file>:<line>: <status name>".
 #define NOVELTY_CUBLAS_CHECK(call)                                                            \
     do {                                                                                      \

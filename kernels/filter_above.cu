@@ -77,8 +77,8 @@ void launch_filter_above(const float* sims, std::int64_t n_rows, std::int64_t n_
                          std::int64_t* cand_idx, std::int64_t cand_ld, std::int64_t k, std::int64_t capacity,
                          std::int64_t idx_offset, int* overflow, cudaStream_t stream) {
     if (n_rows <= 0) return;
-    if (n_rows > 0x7fffffff) throw Error("launch_filter_above: too many rows for one launch");
-    if (cand_ld < k + capacity) throw Error("launch_filter_above: the candidate rows are too narrow");
+    if (n_rows > 0x7fffffff) throw KernelError("launch_filter_above: too many rows for one launch");
+    if (cand_ld < k + capacity) throw KernelError("launch_filter_above: the candidate rows are too narrow");
     filter_above_kernel<<<static_cast<unsigned>(n_rows), block_threads, 0, stream>>>(
         sims, n_cols, cand_vals, cand_idx, cand_ld, k, capacity, idx_offset, overflow);
     NOVELTY_CUDA_CHECK(cudaGetLastError());

@@ -19,7 +19,7 @@
 
 namespace novelty::kernels {
 
-/// One block per row. Throws novelty::Error when the launch fails.
+/// One block per row. Throws KernelError when the launch fails.
 void launch_filter_above(const float* sims, std::int64_t n_rows, std::int64_t n_cols, float* cand_vals,
                          std::int64_t* cand_idx, std::int64_t cand_ld, std::int64_t k, std::int64_t capacity,
                          std::int64_t idx_offset, int* overflow, cudaStream_t stream);

@@ -1,5 +1,5 @@
 // L2 normalisation of float32 rows on the device: the CUDA counterpart of
-// novelty::normalize_rows (engine/src/cpu/normalize_rows.cpp, the reference).
+// novelty::normalize_rows (engine/src/corpus/normalize_rows.cpp, the reference).
 //
 // Shapes: `in` is n_rows x dim float32, row-major, in device memory; `out` has the same shape
 // (float32 or binary16 bits); `row_status` has n_rows ints. All pointers are raw device
@@ -33,7 +33,7 @@ enum : int { row_ok = 0, row_not_finite = 1, row_zero_norm = 2 };
 
 /// Normalises each row of `in` into `out` (float32). `out` may equal `in` (in place); other
 /// overlaps are not allowed. `row_status` may be nullptr when statuses are not wanted. Does
-/// nothing when n_rows == 0. Throws novelty::Error when the launch fails.
+/// nothing when n_rows == 0. Throws KernelError when the launch fails.
 void launch_normalize_rows_f32(const float* in, float* out, std::size_t n_rows, std::size_t dim,
                                int* row_status, cudaStream_t stream);
 

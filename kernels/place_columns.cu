@@ -39,7 +39,7 @@ void launch_place_columns(const float* src_vals, const std::int64_t* src_idx, st
                           std::int64_t dst_col, std::int64_t n_total, std::int64_t idx_offset,
                           cudaStream_t stream) {
     if (n_rows <= 0 || n_total <= 0) return;
-    if (n_src > n_total) throw Error("launch_place_columns: more source columns than destination columns");
+    if (n_src > n_total) throw KernelError("launch_place_columns: more source columns than destination columns");
     const std::int64_t n = n_rows * n_total;
     const auto blocks = static_cast<unsigned>(std::min(max_blocks, (n + block_threads - 1) / block_threads));
     place_columns_kernel<<<blocks, block_threads, 0, stream>>>(src_vals, src_idx, n_rows, n_src, dst_vals, dst_idx,

@@ -14,7 +14,7 @@
 
 namespace novelty::kernels {
 
-/// Throws novelty::Error when the launch fails.
+/// Throws KernelError when the launch fails.
 void launch_place_columns(const float* src_vals, const std::int64_t* src_idx, std::int64_t n_rows,
                           std::int64_t n_src, float* dst_vals, std::int64_t* dst_idx, std::int64_t dst_ld,
                           std::int64_t dst_col, std::int64_t n_total, std::int64_t idx_offset,

@@ -37,7 +37,7 @@ void SelectK::largest(const float* in_vals, const std::int64_t* in_idx, std::int
                       std::int64_t k, float* out_vals, std::int64_t* out_idx, cudaStream_t stream) {
     if (n_rows <= 0) return;
     if (k < 1 || k > len)
-        throw Error("select_k: k must be 1.." + std::to_string(len) + ", not " + std::to_string(k));
+        throw KernelError("select_k: k must be 1.." + std::to_string(len) + ", not " + std::to_string(k));
     try {
         raft::resource::set_cuda_stream(state_->resources, cuda::stream_ref{stream});
         auto values = raft::make_device_matrix_view<const float, std::int64_t, raft::row_major>(in_vals, n_rows, len);
@@ -52,7 +52,7 @@ void SelectK::largest(const float* in_vals, const std::int64_t* in_idx, std::int
     } catch (const Error&) {
         throw;
     } catch (const std::exception& e) {
-        throw Error(std::string("RAFT select_k failed: ") + e.what());
+        throw KernelError(std::string("RAFT select_k failed: ") + e.what());
     }
     NOVELTY_CUDA_CHECK(cudaGetLastError());
 }

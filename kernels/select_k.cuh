@@ -25,7 +25,7 @@ public:
     SelectK(const SelectK&) = delete;
     SelectK& operator=(const SelectK&) = delete;
 
-    /// Queues the selection on `stream`. Throws novelty::Error for bad shapes or a RAFT/CUDA
+    /// Queues the selection on `stream`. Throws KernelError for bad shapes or a RAFT/CUDA
     /// failure.
     void largest(const float* in_vals, const std::int64_t* in_idx, std::int64_t n_rows, std::int64_t len,
                  std::int64_t k, float* out_vals, std::int64_t* out_idx, cudaStream_t stream);

@@ -45,7 +45,7 @@ __global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t 
 void launch_mask_tile(float* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld,
                       const TileMask& mask, cudaStream_t stream) {
     if (n_queries <= 0 || n_cols <= 0) return;
-    if (n_queries > 0x7fffffff) throw Error("launch_mask_tile: too many tile rows for one launch");
+    if (n_queries > 0x7fffffff) throw KernelError("launch_mask_tile: too many tile rows for one launch");
     mask_tile_kernel<<<static_cast<unsigned>(n_queries), block_threads, 0, stream>>>(sims, n_cols, ld, mask);
     NOVELTY_CUDA_CHECK(cudaGetLastError());
 }

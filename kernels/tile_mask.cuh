@@ -30,7 +30,7 @@ struct TileMask {
     const std::int64_t* excluded_rows = nullptr;
 };
 
-/// One block per tile row. Throws novelty::Error when the launch fails.
+/// One block per tile row. Throws KernelError when the launch fails.
 void launch_mask_tile(float* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld,
                       const TileMask& mask, cudaStream_t stream);
 

@@ -2,7 +2,7 @@
 // equal texts give equal vectors and shared words raise the cosine.
 #pragma once
 
-#include "novelty/embedder.hpp"
+#include "novelty/encoder/embedder.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -2,9 +2,9 @@
 // 2000 + i % 20, with i % 7 citations (rows are ordered by date, so rows differ from i).
 #pragma once
 
-#include "novelty/corpus.hpp"
-#include "novelty/import.hpp"
-#include "novelty/npy.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/corpus/import.hpp"
+#include "novelty/io/npy.hpp"
 #include "test_util.hpp"
 
 #include <string>

@@ -1,8 +1,8 @@
 // A naive double-precision top-k, the reference every search backend is tested against.
 #pragma once
 
-#include "novelty/half.hpp"
-#include "novelty/search.hpp"
+#include "novelty/util/half.hpp"
+#include "novelty/search/search.hpp"
 
 #include <algorithm>
 #include <cmath>

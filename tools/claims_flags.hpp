@@ -3,7 +3,7 @@
 // defaults (docs/cli.md, docs/claimnov.md).
 #pragma once
 
-#include "novelty_host/claims_setup.hpp"
+#include "novelty_host/claimnov/claims_setup.hpp"
 
 #include <CLI/CLI.hpp>
 

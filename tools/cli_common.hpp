@@ -9,7 +9,7 @@
 
 namespace novelty::cli {
 
-/// Exit codes (docs/cli.md); they are error_codes(kind).exit_code of novelty/error.hpp, named.
+/// Exit codes (docs/cli.md); they are error_codes(kind).exit_code of novelty/util/error.hpp, named.
 enum ExitCode : int {
     exit_ok = 0,
     exit_failure = 1,  ///< I/O failure or internal error
@@ -19,7 +19,7 @@ enum ExitCode : int {
 };
 
 /// Runs a command body, turning engine exceptions into a message on stderr and an exit code
-/// (error_codes in novelty/error.hpp); a UsageError's parameter is named as its flag.
+/// (error_codes in novelty/util/error.hpp); a UsageError's parameter is named as its flag.
 int run_guarded(const std::function<int()>& body);
 
 /// The flag that sets a library parameter: device_memory -> --device-memory.

@@ -1,12 +1,12 @@
 // novelty corpus import | add-vectors | info
 #include "cli_common.hpp"
 
-#include "novelty/checksum.hpp"
-#include "novelty/corpus.hpp"
-#include "novelty/error.hpp"
-#include "novelty/import.hpp"
-#include "novelty/neighbor_cache.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/checksum.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/corpus/import.hpp"
+#include "novelty/scoring/neighbor_cache.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include "json_parse.hpp"
 

@@ -6,12 +6,12 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
-#include "novelty/atomic_file.hpp"
-#include "novelty/corpus.hpp"
-#include "novelty/dedup.hpp"
-#include "novelty/error.hpp"
-#include "novelty_host/progress.hpp"
-#include "novelty_host/shared_embedder.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/scoring/dedup.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty_host/jobs/progress.hpp"
+#include "novelty_host/llm/shared_embedder.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,12 +2,12 @@
 #include "cli_common.hpp"
 #include "embedder_choice.hpp"
 
-#include "novelty/message_text.hpp"
-#include "novelty/corpus_embed.hpp"
-#include "novelty/error.hpp"
-#include "novelty/npy.hpp"
-#include "novelty/query_records.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/message_text.hpp"
+#include "novelty/corpus/corpus_embed.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/io/query_records.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include <cstdio>
 #include <memory>

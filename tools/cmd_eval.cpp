@@ -4,12 +4,12 @@
 #include "eval_records.hpp"
 #include "svg_plot.hpp"
 
-#include "novelty/atomic_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/metrics.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/scoring/metrics.hpp"
 
 #include "json_parse.hpp"
-#include "novelty/message_text.hpp"
+#include "novelty/util/message_text.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cmath>

@@ -3,9 +3,9 @@
 #include "cli_common.hpp"
 #include "query_input.hpp"
 
-#include "novelty/atomic_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/retrieval_metrics.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/retrieval/retrieval_metrics.hpp"
 
 #include <nlohmann/json.hpp>
 

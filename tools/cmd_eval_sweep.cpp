@@ -8,10 +8,10 @@
 #include "query_input.hpp"
 #include "svg_plot.hpp"
 
-#include "novelty/atomic_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/score_sweep.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/scoring/score_sweep.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include <nlohmann/json.hpp>
 

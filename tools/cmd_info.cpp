@@ -1,8 +1,8 @@
 // novelty info: the build (version, CUDA compiled in or not) and the devices present.
 #include "cli_common.hpp"
 
-#include "novelty/backends.hpp"
-#include "novelty/devices.hpp"
+#include "novelty/search/backends.hpp"
+#include "novelty/search/devices.hpp"
 
 #include <nlohmann/json.hpp>
 

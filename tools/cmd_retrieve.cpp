@@ -7,11 +7,11 @@
 #include "retrieve_llm.hpp"
 #include "rewrites_file.hpp"
 
-#include "novelty/message_text.hpp"
-#include "novelty/atomic_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/retrieval.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/message_text.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/retrieval/retrieval.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -5,10 +5,10 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
-#include "novelty/error.hpp"
-#include "novelty/result_json.hpp"
-#include "novelty/scoring.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/io/result_json.hpp"
+#include "novelty/scoring/scoring.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include "json_parse.hpp"
 

@@ -5,12 +5,12 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
-#include "novelty/atomic_file.hpp"
-#include "novelty/error.hpp"
-#include "novelty/neighbor_cache.hpp"
-#include "novelty/npz.hpp"
-#include "novelty/result_json.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/util/atomic_file.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/scoring/neighbor_cache.hpp"
+#include "novelty/io/npz.hpp"
+#include "novelty/io/result_json.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include <nlohmann/json.hpp>
 

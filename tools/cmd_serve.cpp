@@ -4,11 +4,11 @@
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
 
-#include "novelty/error.hpp"
-#include "novelty_host/claims_service.hpp"
-#include "novelty_host/server.hpp"
-#include "novelty_host/shared_embedder.hpp"
-#include "novelty_host/triage_service.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty_host/claimnov/claims_service.hpp"
+#include "novelty_host/server/server.hpp"
+#include "novelty_host/llm/shared_embedder.hpp"
+#include "novelty_host/triage/triage_service.hpp"
 
 #include <cctype>
 #include <chrono>

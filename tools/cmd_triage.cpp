@@ -6,14 +6,14 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
-#include "novelty/corpus.hpp"
-#include "novelty/error.hpp"
-#include "novelty_host/chat_client.hpp"
-#include "novelty_host/claims_setup.hpp"
-#include "novelty_host/progress.hpp"
-#include "novelty_host/resumable_output.hpp"
-#include "novelty_host/shared_embedder.hpp"
-#include "novelty_host/triage.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty_host/llm/chat_client.hpp"
+#include "novelty_host/claimnov/claims_setup.hpp"
+#include "novelty_host/jobs/progress.hpp"
+#include "novelty_host/jobs/resumable_output.hpp"
+#include "novelty_host/llm/shared_embedder.hpp"
+#include "novelty_host/triage/triage.hpp"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #include "device_choice.hpp"
 
-#include "novelty/backends.hpp"
-#include "novelty/devices.hpp"
+#include "novelty/search/backends.hpp"
+#include "novelty/search/devices.hpp"
 
 #include <cstdio>
 

@@ -2,7 +2,7 @@
 // (search, index, score), and the backend they select.
 #pragma once
 
-#include "novelty/search.hpp"
+#include "novelty/search/search.hpp"
 
 #include <CLI/CLI.hpp>
 

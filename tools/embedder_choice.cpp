@@ -1,9 +1,9 @@
 #include "embedder_choice.hpp"
 
 #include "cli_common.hpp"
-#include "novelty/error.hpp"
-#include "novelty/text_encoder.hpp"
-#include "novelty_host/http_embedder.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/encoder/text_encoder.hpp"
+#include "novelty_host/llm/http_embedder.hpp"
 
 namespace novelty::cli {
 

@@ -1,8 +1,8 @@
 // Choosing the embedder from --embedder (default | PATH | URL) and the corpus's manifest.
 #pragma once
 
-#include "novelty/corpus.hpp"
-#include "novelty/embedder.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/encoder/embedder.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,8 +1,8 @@
 // Reading the JSON Lines files of `novelty eval` (labels, ids, groups).
 #include "eval_records.hpp"
 
-#include "novelty/error.hpp"
-#include "novelty/message_text.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/util/message_text.hpp"
 
 #include "json_parse.hpp"
 

@@ -1,7 +1,7 @@
 // novelty: the command-line entry point. Subcommands live in cmd_*.cpp.
 #include "cli_common.hpp"
 
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +21,7 @@ int run_guarded(const std::function<int()>& body) {
     try {
         return body();
     } catch (const std::exception& e) {
-        // The exit code comes from the one table (novelty/error.hpp); a parameter at fault is
+        // The exit code comes from the one table (novelty/util/error.hpp); a parameter at fault is
         // named as the flag that sets it.
         const auto* usage = dynamic_cast<const UsageError*>(&e);
         const std::string flag = usage && !usage->parameter().empty() ? " (" + flag_of(usage->parameter()) + ")" : "";

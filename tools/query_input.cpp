@@ -1,10 +1,10 @@
 #include "query_input.hpp"
 
-#include "novelty/vectors.hpp"
-#include "novelty/message_text.hpp"
-#include "novelty/error.hpp"
-#include "novelty/npy.hpp"
-#include "novelty_host/progress.hpp"
+#include "novelty/corpus/vectors.hpp"
+#include "novelty/util/message_text.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty_host/jobs/progress.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,10 +4,10 @@
 #pragma once
 
 #include "embedder_choice.hpp"
-#include "novelty/corpus.hpp"
-#include "novelty/embedder.hpp"
-#include "novelty/query_records.hpp"
-#include "novelty/search.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/encoder/embedder.hpp"
+#include "novelty/io/query_records.hpp"
+#include "novelty/search/search.hpp"
 
 #include <functional>
 #include <memory>

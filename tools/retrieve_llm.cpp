@@ -2,7 +2,7 @@
 
 #include "cli_common.hpp"
 
-#include "novelty_host/model_discovery.hpp"
+#include "novelty_host/llm/model_discovery.hpp"
 
 #include <cstdio>
 #include <filesystem>

@@ -5,8 +5,8 @@
 
 #include "rewrites_file.hpp"
 
-#include "novelty_host/chat_client.hpp"
-#include "novelty_host/llm_rewriter.hpp"
+#include "novelty_host/llm/chat_client.hpp"
+#include "novelty_host/llm/llm_rewriter.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,6 +1,6 @@
 #include "rewrites_file.hpp"
 
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include "json_parse.hpp"
 

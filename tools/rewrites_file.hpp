@@ -2,7 +2,7 @@
 // QueryRewriter that hands one query's list to the engine's fusion.
 #pragma once
 
-#include "novelty/retrieval.hpp"
+#include "novelty/retrieval/retrieval.hpp"
 
 #include <algorithm>
 #include <cstddef>

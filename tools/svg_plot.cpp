@@ -1,6 +1,6 @@
 #include "svg_plot.hpp"
 
-#include "novelty/metrics.hpp"
+#include "novelty/scoring/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // What is particular to the CUDA backend, beyond the conformance suite every backend passes
-// (tests/search_conformance_test.cpp, which runs the CUDA cases in the CPU test binary of a
+// (tests/engine/search/search_conformance_test.cpp, which runs the CUDA cases in the CPU test binary of a
 // CUDA build): float16 recall against the CPU backend, a streamed 16-bit corpus re-scored like
 // a resident one, one corpus upload per index, the threshold filter's overflow, memory budgets,
 // the phase profile and device errors. Every suite skips without a device.
@@ -15,10 +15,10 @@
 #include <set>
 #include <vector>
 
-#include "novelty/backends.hpp"
-#include "novelty/devices.hpp"
-#include "novelty/error.hpp"
-#include "novelty/half.hpp"
+#include "novelty/search/backends.hpp"
+#include "novelty/search/devices.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/util/half.hpp"
 #include "search_reference.hpp"
 
 namespace novelty {

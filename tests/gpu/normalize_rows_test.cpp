@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "cuda/normalize_rows_cuda.hpp"
-#include "novelty/devices.hpp"
-#include "novelty/error.hpp"
-#include "novelty/vectors.hpp"
+#include "search/cuda/normalize_rows_cuda.hpp"
+#include "novelty/search/devices.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/corpus/vectors.hpp"
 
 namespace {
 
@@ -29,7 +29,7 @@ protected:
     }
 };
 
-/// Decodes binary16 bits here rather than through novelty/half.hpp, so that the kernel's
+/// Decodes binary16 bits here rather than through novelty/util/half.hpp, so that the kernel's
 /// output is checked independently of the CPU conversion code.
 float half_bits_to_float(std::uint16_t bits) {
     const int sign = (bits & 0x8000) ? -1 : 1;

@@ -1,10 +1,10 @@
 #include "encoder/bert_model.hpp"
 
-#include "json/json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include "encoder/fast_math.hpp"
 #include "encoder/safetensors.hpp"
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include <cblas.h>
 #include <nlohmann/json.hpp>

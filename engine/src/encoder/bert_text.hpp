@@ -1,6 +1,6 @@
 // Text handling of the BERT tokenizer before WordPiece: lossy UTF-8 decoding, Python-style
 // lower-casing, BertNormalizer and BertPreTokenizer. All work on UTF-32 code points. Internal to
-// the engine (see novelty/wordpiece.hpp).
+// the engine (see novelty/encoder/wordpiece.hpp).
 //
 // Character classes (control, punctuation, nonspacing mark, decomposable) come from
 // bert_tables.inc, measured on the reference `tokenizers` library, whose Unicode tables are older

@@ -1,10 +1,10 @@
 // The built-in Embedder: WordPiece tokens -> BERT forward pass -> mean or CLS pooling -> L2.
 #include "encoder/bert_model.hpp"
-#include "cpu/parallel_for.hpp"
-#include "novelty/error.hpp"
-#include "novelty/text_encoder.hpp"
-#include "novelty/wordpiece.hpp"
-#include "json/json_parse.hpp"
+#include "util/parallel_for.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/encoder/text_encoder.hpp"
+#include "novelty/encoder/wordpiece.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <cblas.h>
 #include <nlohmann/json.hpp>

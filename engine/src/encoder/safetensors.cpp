@@ -1,9 +1,9 @@
 #include "encoder/safetensors.hpp"
 
-#include "json/json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
-#include "novelty/error.hpp"
-#include "novelty/half.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/util/half.hpp"
 
 #include <nlohmann/json.hpp>
 

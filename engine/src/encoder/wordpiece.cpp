@@ -1,10 +1,10 @@
 // WordPieceTokenizer: vocabulary, special-token splitting, WordPiece, truncation and the
 // [CLS]/[SEP] template. Text normalisation lives in bert_text.cpp, config reading in
 // wordpiece_config.cpp.
-#include "novelty/wordpiece.hpp"
+#include "novelty/encoder/wordpiece.hpp"
 
 #include "encoder/bert_text.hpp"
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include <algorithm>
 #include <fstream>

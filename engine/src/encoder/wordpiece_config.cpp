@@ -1,8 +1,8 @@
 // read_wordpiece_config: the tokenizer settings of a Hugging Face / sentence-transformers model
 // directory (tokenizer.json, tokenizer_config.json, sentence_bert_config.json).
-#include "json/json_parse.hpp"
-#include "novelty/error.hpp"
-#include "novelty/wordpiece.hpp"
+#include "io/json/json_parse.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/encoder/wordpiece.hpp"
 
 #include <nlohmann/json.hpp>
 

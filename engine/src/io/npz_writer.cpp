@@ -1,9 +1,9 @@
-// The .npz writer (novelty/npz.hpp): a zip archive of stored (uncompressed) .npy members. Each
+// The .npz writer (novelty/io/npz.hpp): a zip archive of stored (uncompressed) .npy members. Each
 // member's local header is written with placeholder CRC and sizes, the data is streamed while
 // its CRC-32 is computed, and the header is patched in place once the member ends.
-#include "novelty/npz.hpp"
+#include "novelty/io/npz.hpp"
 
-#include "novelty/error.hpp"
+#include "novelty/util/error.hpp"
 
 #include <zlib.h>
 

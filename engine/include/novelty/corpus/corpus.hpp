@@ -1,0 +1,174 @@
+// A corpus directory (docs/formats.md): manifest.json, papers.sqlite, vectors.npy, caches.
+#pragma once
+
+#include "novelty/util/checksum.hpp"
+#include "novelty/util/dates.hpp"
+#include "novelty/corpus/import.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/corpus/paper.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+/// The format version written to manifest.json; readers refuse newer versions.
+inline constexpr int corpus_format_version = 1;
+
+/// How rows are ordered, as recorded in the manifest.
+inline constexpr const char* corpus_row_order =
+    "effective date ascending (a partial date counts as the last day of its period), undated papers last, "
+    "ties by id (byte order)";
+
+struct EmbedderInfo {
+    std::string name;     ///< e.g. "all-MiniLM-L6-v2" or "external"
+    std::size_t dim = 0;
+    std::string pooling;  ///< "mean", "cls", or "" when unknown
+};
+
+struct SourceInfo {
+    std::string path;     ///< as given on the command line
+    std::string format;   ///< import format name
+    std::string field;    ///< field given to its records, "" when from the records
+    std::string sha256;
+    std::size_t records = 0;  ///< records imported from it
+    std::size_t skipped = 0;  ///< records skipped (only with skip_invalid)
+    std::size_t duplicates = 0;  ///< identical copies of earlier records, dropped
+};
+
+struct NameCount {
+    std::string name;
+    std::size_t count = 0;
+};
+
+/// Everything manifest.json records.
+struct CorpusManifest {
+    int format_version = corpus_format_version;
+    std::size_t count = 0;         ///< papers = rows
+    std::size_t dim = 0;           ///< 0 until vectors are attached
+    std::string dtype;             ///< "f32" | "f16" | "" (no vectors)
+    std::optional<EmbedderInfo> embedder;
+    std::string row_order = corpus_row_order;
+    std::vector<SourceInfo> sources;
+    std::string papers_sha256;
+    std::string vectors_sha256;    ///< "" without vectors
+    /// Size and sampled checksum of each file, checked on every open (empty bytes and hash in
+    /// corpora written before they were recorded: then only shapes are checked).
+    FileFingerprint papers_fingerprint;
+    FileFingerprint vectors_fingerprint;
+    /// True when papers.sqlite records each paper's place among the imported records
+    /// (column input_row), so that add-vectors can attach vectors given in input order.
+    bool input_order_recorded = false;
+    std::string created;           ///< UTC time of the import, ISO 8601
+    std::string date_min, date_max;  ///< as stored ("YYYY[-MM[-DD]]"), "" when no paper is dated
+    std::size_t n_dated = 0;         ///< rows [0, n_dated) have dates; the rest are undated
+    std::size_t n_with_citations = 0;
+    std::vector<NameCount> fields;   ///< every field, by count descending then name
+    std::vector<NameCount> venues;   ///< the 50 most common venues
+    std::size_t n_venues = 0;        ///< distinct venues
+    std::size_t n_skipped = 0;
+    std::size_t n_duplicates = 0;    ///< identical duplicate records dropped
+    std::vector<SkippedRecord> skipped;  ///< the first 100 skipped records
+};
+
+/// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid. A DIR left missing
+/// by an interrupted import --overwrite is recovered first.
+CorpusManifest read_manifest(const std::string& dir);
+/// Writes DIR/manifest.json atomically (temporary file, then rename).
+void write_manifest(const std::string& dir, const CorpusManifest& manifest);
+
+/// The ids and titles of a set of corpus rows, looked up together (Corpus::labels).
+struct PaperLabels {
+    std::vector<std::int64_t> rows;  ///< distinct, ascending
+    std::vector<std::string> ids;    ///< ids[i] is the id of rows[i]
+    std::vector<std::string> titles; ///< empty when titles were not asked for
+    /// Index of `row` in `rows`; throws UsageError when it was not looked up.
+    std::size_t index_of(std::int64_t row) const;
+};
+
+/// An open, read-only corpus.
+class Corpus {
+public:
+    /// Opens DIR. Throws CorpusError when DIR is not a complete corpus: no manifest (an import
+    /// that did not finish), a manifest from a newer version, papers.sqlite or vectors.npy whose
+    /// size or sampled checksum (FileFingerprint) differ from the manifest, a papers table whose
+    /// row count differs from it, or vectors.npy whose header, shape or dtype differ from it.
+    /// These checks are cheap (about 1 MiB read per file); `corpus info --verify` is the deep one.
+    /// When DIR is missing because an import --overwrite was killed between its renames, the
+    /// corpus is first recovered (recover_interrupted_import, with a notice).
+    /// What open() checks and maps: everything, or the papers alone (for commands that replace
+    /// the vectors, such as `corpus embed`, which must work on a corpus whose vectors.npy an
+    /// interrupted run left unlike the manifest).
+    enum class Part { all, papers };
+    static Corpus open(const std::string& dir, Part part = Part::all);
+
+    Corpus(Corpus&&) noexcept;
+    Corpus& operator=(Corpus&&) noexcept;
+    ~Corpus();
+
+    const std::string& dir() const;
+    const CorpusManifest& manifest() const;
+    std::size_t size() const;
+    bool has_vectors() const;
+    /// The normalised vectors, size() x dim, memory-mapped. Throws CorpusError without vectors.
+    const NpyMatrix& vectors() const;
+
+    /// The paper at `row` (< size()).
+    Paper paper(std::size_t row) const;
+    /// Id and title of the paper at `row` (< size()); cheaper than paper().
+    std::pair<std::string, std::string> id_and_title(std::size_t row) const;
+    /// Ids (and titles, unless `with_titles` is false) of the given rows, in any order, repeats
+    /// and negative rows (empty result slots) allowed and ignored. One pass over the papers
+    /// table in row order: a batch of results costs one step per distinct row, not a lookup
+    /// per neighbour. Throws UsageError for a row >= size().
+    PaperLabels labels(const std::vector<std::int64_t>& rows, bool with_titles = true) const;
+    /// Row of the paper with this id, if any.
+    std::optional<std::size_t> find_row(const std::string& id) const;
+    /// Number of rows published on or before `cutoff` (compared by effective date). Because rows
+    /// are in date order with undated papers last, these are exactly rows [0, result).
+    std::size_t rows_through(const PartialDate& cutoff) const;
+    /// The corpus identity for provenance: SHA-256 over the papers and vectors checksums.
+    std::string identity() const;
+
+private:
+    struct Impl;
+    explicit Corpus(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+/// How add_vectors maps vector rows to papers when no ids file is given.
+enum class VectorOrder {
+    /// Row i belongs to the i-th record the import accepted (the order `novelty embed` writes
+    /// for the same input file). Refused, with a message that says to pass ids, when the corpus
+    /// cannot tell: an older corpus without the recorded order, or one imported from several
+    /// files or with skipped or dropped records, unless its input order is its row order.
+    input,
+    /// Row i belongs to corpus row i (date order, as `corpus embed` writes).
+    corpus,
+};
+
+/// Options of add_vectors.
+struct AddVectorsOptions {
+    std::string vectors_path;  ///< N x D .npy, float32 or float16
+    /// Optional: one paper id per line (or a .jsonl file with an "id" per line), naming the
+    /// paper of each vector row. Without it, `order` decides.
+    std::string ids_path;
+    VectorOrder order = VectorOrder::input;
+    /// Storage type; empty keeps the input's.
+    std::optional<DType> dtype;
+    EmbedderInfo embedder;     ///< name and pooling to record (dim is taken from the file)
+    std::function<void(std::size_t rows_done, std::size_t rows_total)> on_progress;
+};
+
+/// Attaches vectors to the corpus in DIR: checks the count (and ids), L2-normalises every row,
+/// rejects NaN, Inf and zero rows naming their paper ids (InputError; nothing is changed), writes
+/// vectors.npy in corpus row order, updates the manifest and removes caches computed from the
+/// previous vectors.
+void add_vectors(const std::string& dir, const AddVectorsOptions& options);
+
+}  // namespace novelty

@@ -1,0 +1,120 @@
+// Novelty scores of ideas against a corpus: Relative Neighbor Density (RND), its neighbour
+// density ND (the absolute density), Historical Dissimilarity (HD) and Overall Novelty (ON).
+// docs/scoring.md gives the definitions and the exactness argument.
+#pragma once
+
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/search/search.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+struct ScoreOptions {
+    std::size_t p = 100;          ///< neighbours whose densities form the reference distribution
+    std::size_t q = 50;           ///< neighbours averaged into a density
+    /// Count a neighbour's own row among its q nearest (distance 0), as the paper's Algorithm 1
+    /// reads; by default a paper's density leaves itself out.
+    bool include_self = false;
+    std::size_t extra = 8;        ///< cached neighbours beyond q (see novelty index)
+    std::size_t hd_neighbors = 5; ///< HD/CD average over this many nearest papers
+    /// Papers before this row are historical, from it on contemporary (the split date's row);
+    /// without it HD uses the whole searchable corpus and ON is null.
+    std::optional<std::size_t> split_row;
+    /// With a split: historical papers start at this row (the RND paper's window is 2011 to the
+    /// split, 2021); rows before it are neither historical nor contemporary. Without it (or
+    /// without a split) the historical papers start at row 0.
+    std::optional<std::size_t> historical_from_row;
+    ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
+    /// Told when a computed self-join cannot be cached (a read-only corpus); scoring goes on.
+    std::function<void(const std::string&)> on_cache_warning;
+    /// Store self-joins computed on demand in the corpus's cache directory. False (a server that
+    /// must not write into its corpus): caches are still read, computed joins stay in memory.
+    bool write_cache = true;
+};
+
+/// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row
+/// prefix (its cutoff) and rows left out (its exclude list and, for a corpus paper, itself).
+struct ScoreInput {
+    const float* vectors = nullptr;
+    std::size_t n_ideas = 0;
+    std::size_t dim = 0;
+    std::vector<std::size_t> row_limit;  ///< per idea; empty = whole corpus
+    RowLists excluded;                   ///< per idea; may be empty
+};
+
+struct IdeaScore {
+    double rnd = 0;                  ///< in [0, 100]
+    double nd = 0;                   ///< the idea's neighbour density (mean cosine distance to its q nearest)
+    double hd = 0;                   ///< mean Euclidean distance to the nearest historical papers
+    std::optional<double> on;        ///< HD * CI / CD, when a split and citation counts allow
+    std::vector<std::int64_t> neighbor_rows;  ///< the idea's max(p, q) nearest, nearest first
+    std::vector<float> neighbor_sims;
+    std::vector<double> neighbor_nd; ///< ND of each of the p nearest
+    /// The absolute local density of the RND paper's Table 3: mean cosine distance from the idea
+    /// to its P nearest papers (its first-level neighbours).
+    double density_p = 0;
+    /// RND with the Euclidean distance sqrt(2 - 2 sim) in place of the cosine distance (Table 3):
+    /// the idea's mean Euclidean distance to its q nearest, ranked among its p nearest papers' own.
+    double rnd_euclid = 0;
+    /// Relative HD: the idea's HD over its hd_neighbors nearest papers ranked, as RND ranks
+    /// densities, among its p nearest papers' own HDs (each over its hd_neighbors nearest other
+    /// papers within the idea's prefix and exclusions; --split is not applied). NaN when q (q - 1
+    /// with include_self) is below hd_neighbors: the cached lists are too short.
+    double rel_hd = 0;
+    /// The mean of rnd and rel_hd: the winner of the score sweep on the development set
+    /// (docs/scoring.md); NaN when rel_hd is.
+    double rnd_hd = 0;
+    std::size_t searchable = 0;      ///< rows in the idea's prefix
+    /// The label of the backend that computed the self-join the neighbours' densities came from
+    /// (SelfJoin::computed_by; it may be an earlier run's cache); empty when no self-join was
+    /// needed (q = 1 with include_self) or the cache predates the label.
+    std::string densities_by;
+};
+
+/// Scores ideas. Densities of corpus papers come from the cached self-join of the idea's row
+/// prefix (computed on demand and cached), with the idea's excluded rows removed from each
+/// neighbour's list; when more than `extra` of a neighbour's cached neighbours are excluded its
+/// density is recomputed directly, so the result is always exact.
+/// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
+/// Papers an idea can reach: rows [0, row_limit) (capped at n_rows) less its distinct excluded
+/// rows among them. Scoring needs more than max(p, q) of them (its neighbours' densities leave
+/// each neighbour out).
+std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const std::int64_t* excluded,
+                             std::size_t n_excluded);
+
+/// The problem when too few papers are reachable, "" when enough are: "p = P and q = Q need more
+/// than K papers, but WHERE less its exclusions holds N" (WHERE: "the corpus" or "the corpus up
+/// to CUTOFF"). Every edge (novelty score, the server, triage) words it this way.
+std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, const std::string& cutoff);
+
+class Scorer {
+public:
+    /// `index` must be built on corpus.vectors() (UsageError otherwise); it serves every search.
+    Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options);
+    std::vector<IdeaScore> score(const ScoreInput& input);
+
+private:
+    const SelfJoin& join_for(std::size_t n_rows);
+    /// The similarities of a corpus row's nearest other rows within the prefix, less the excluded:
+    /// q of them, or q - 1 with include_self (the row itself then counts at distance 0).
+    std::vector<float> density_sims(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded_sorted);
+    /// The searches one batch of ideas needs: its nearest max(p, q), its nearest historical
+    /// papers (HD) and, with a split, its nearest contemporary ones (CD).
+    struct Searches;
+    Searches search_all(const SearchQueries& queries);
+    void score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s);
+    void score_relative(std::size_t i, const ScoreInput& input, const TopK& top, IdeaScore& s);
+    void score_hd_on(std::size_t i, const Searches& found, IdeaScore& s);
+
+    const Corpus& corpus_;
+    SearchIndex& index_;
+    ScoreOptions options_;
+    std::vector<std::pair<std::size_t, SelfJoin>> joins_;
+};
+
+}  // namespace novelty

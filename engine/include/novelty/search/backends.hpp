@@ -1,0 +1,50 @@
+// Choosing a search backend: the CPU one (always there, the reference) or the CUDA one (when
+// compiled in and a device is present). See novelty/search/search.hpp for the interface.
+#pragma once
+
+#include "novelty/search/search.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace novelty {
+
+/// How the CUDA backend keeps the corpus on the device. 16-bit storage halves memory and
+/// doubles matrix-unit speed; products are always summed in float32. float32 storage gives the
+/// CPU backend's neighbours exactly (up to summation order).
+enum class DeviceStorage { f16, bf16, f32 };
+
+/// "f16", "bf16", "f32".
+std::string storage_name(DeviceStorage storage);
+/// Parses "f16" / "float16", "bf16" / "bfloat16", "f32" / "float32"; throws UsageError otherwise.
+DeviceStorage parse_storage(const std::string& text);
+
+struct CudaBackendOptions {
+    int device = 0;                               ///< CUDA device index
+    DeviceStorage storage = DeviceStorage::f16;   ///< how the corpus is held on the device
+    /// Device memory the backend may use in bytes (corpus + work buffers); 0 = 90% of what is
+    /// free when the backend is made. A corpus that does not fit beside the work buffers is
+    /// streamed through the device in chunks on every call instead of staying resident.
+    std::size_t memory_budget = 0;
+};
+
+/// The CUDA backend. Each index it builds uploads its corpus once (converted to `storage`) and
+/// keeps it on the device for every later call; queries are float32 on the host and are
+/// rounded to the storage type for the matrix products, and with 16-bit storage each query's
+/// final k are re-scored with the float32 query (the reported similarities are then the CPU
+/// backend's on the same stored rows, up to summation order). Results follow the interface's
+/// ordering rules; among rows with exactly equal similarity at the k-th place the device may
+/// keep a higher row than the CPU backend would.
+/// Throws UsageError in a CPU-only build ("CUDA was not compiled in") and Error when the device
+/// is missing or cannot be used.
+std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& options = {});
+
+/// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu" or "cuda" (a clear
+/// UsageError when CUDA is not compiled in or no device is present).
+std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options = {});
+
+/// What "auto" resolves to on this build and machine: "cuda" or "cpu".
+std::string auto_device();
+
+}  // namespace novelty

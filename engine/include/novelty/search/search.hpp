@@ -1,0 +1,188 @@
+// Exact cosine search: the backend interface, implemented on the CPU (the reference) and with
+// CUDA. Vectors are L2-normalised, so cosine similarity is a dot product.
+#pragma once
+
+#include "novelty/io/npy.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace novelty {
+
+/// A read-only row-major matrix of n_rows x dim elements, float32 or float16 (not owned).
+struct VectorView {
+    const void* data = nullptr;
+    DType dtype = DType::f32;
+    std::size_t n_rows = 0;
+    std::size_t dim = 0;
+
+    static VectorView of(const NpyMatrix& matrix) {
+        return VectorView{matrix.data(), matrix.dtype(), matrix.rows(), matrix.cols()};
+    }
+    static VectorView of(const std::vector<float>& values, std::size_t dim) {
+        return VectorView{values.data(), DType::f32, dim == 0 ? 0 : values.size() / dim, dim};
+    }
+};
+
+/// Rows as compressed sparse rows: the rows of item i are rows[offsets[i] .. offsets[i+1]).
+/// An empty `offsets` means no rows for any item.
+struct RowLists {
+    std::vector<std::size_t> offsets;
+    std::vector<std::int64_t> rows;
+
+    std::size_t n_items() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+    std::size_t size(std::size_t item) const { return offsets.empty() ? 0 : offsets[item + 1] - offsets[item]; }
+    const std::int64_t* begin(std::size_t item) const { return rows.data() + offsets[item]; }
+    /// Appends one item's rows.
+    void add(const std::vector<std::int64_t>& item_rows);
+};
+
+/// What to search for: n_queries float32 query vectors (normalised by the index) and, per
+/// query, the searchable row range and the rows to leave out.
+struct SearchQueries {
+    /// n_queries x dim, row-major float32. A query with NaN/Inf or a zero norm is refused.
+    const float* vectors = nullptr;
+    std::size_t n_queries = 0;
+    std::size_t dim = 0;
+    /// Per query: only corpus rows [row_begin[i], row_limit[i]) are searchable. An empty
+    /// row_begin means 0 for every query; an empty row_limit means the whole corpus (a date
+    /// cutoff is a limit; a split date's contemporary window is a begin). Limits above the
+    /// corpus size mean the whole corpus; a begin at or past its limit leaves nothing.
+    std::vector<std::size_t> row_begin;
+    std::vector<std::size_t> row_limit;
+    /// Per query: rows never returned (e.g. the query's own paper). Empty = none.
+    RowLists excluded;
+};
+
+/// Top-k results: n_queries x k, row-major. Query i's neighbours are
+/// rows[i*k .. i*k + count[i]), by similarity descending, ties by lower row; the slots after
+/// count[i] hold row -1 and similarity -inf (fewer searchable rows than k).
+struct TopK {
+    std::size_t n_queries = 0;
+    std::size_t k = 0;
+    std::vector<std::int64_t> rows;
+    std::vector<float> sims;
+    std::vector<std::size_t> count;
+
+    std::int64_t row(std::size_t query, std::size_t rank) const { return rows[query * k + rank]; }
+    float sim(std::size_t query, std::size_t rank) const { return sims[query * k + rank]; }
+};
+
+/// Each corpus row's q nearest other rows within a prefix, and its neighbour density.
+struct SelfJoin {
+    std::size_t n_rows = 0;      ///< the prefix: rows [0, n_rows) were joined among themselves
+    std::size_t q = 0;           ///< neighbours used for the density
+    std::size_t k_stored = 0;    ///< neighbours kept per row (>= q: a few extra keep exclusions exact)
+    /// n_rows x k_stored: neighbours of each row, itself excluded, similarity descending, ties
+    /// by lower row; -1 / -inf padding when the prefix has fewer than k_stored other rows.
+    std::vector<std::int64_t> rows;
+    std::vector<float> sims;
+    /// Per row: mean cosine distance (1 - sim) to its q nearest other rows; NaN when the prefix
+    /// has fewer than q other rows.
+    std::vector<float> density;
+    /// The label() of the backend that computed it (cpu, cuda-f16, ...); empty when unknown (a
+    /// cache file written before labels were recorded).
+    std::string computed_by;
+};
+
+/// Progress callback: units done, units total.
+using ProgressFn = std::function<void(std::size_t done, std::size_t total)>;
+
+/// Tuning that does not change results (tests use small tiles to cross tile boundaries).
+struct SearchTuning {
+    std::size_t query_tile = 0;   ///< queries per tile; 0 = the backend's choice
+    std::size_t corpus_tile = 0;  ///< corpus rows per tile; 0 = the backend's choice
+    std::size_t threads = 0;      ///< 0 = all hardware threads
+    /// Memory the CPU self-join may spend on per-row collectors (8 bytes x 2 x k_stored per row)
+    /// to multiply each block pair once; above it, it searches block by block. 0 = 1 GiB.
+    std::size_t self_join_memory = 0;
+};
+
+/// The largest k any search accepts.
+inline constexpr std::size_t max_search_k = 2048;
+
+/// A corpus loaded once into a backend and searched many times (as faiss's Index and cuVS's
+/// brute_force index): the CPU index reads the caller's rows in place; the CUDA index keeps
+/// them resident on the device (or streams them in chunks when they do not fit). Build one
+/// with SearchBackend::build(). The rows are the caller's and must outlive the index.
+///
+/// Public methods check shapes and arguments (throwing UsageError) and then call the
+/// implementation. An index serves one call at a time: the CUDA index keeps its work buffers,
+/// resident rows and profile between calls, so callers on several threads share it under a
+/// lock (as `novelty serve` does) or build one index each.
+class SearchIndex {
+public:
+    virtual ~SearchIndex() = default;
+    SearchIndex(const SearchIndex&) = delete;
+    SearchIndex& operator=(const SearchIndex&) = delete;
+
+    /// "cpu" or "cuda".
+    virtual std::string name() const = 0;
+    /// What provenance records: the name plus whatever arithmetic choice can change results
+    /// (the CUDA index's storage: cuda-f16, cuda-bf16, cuda-f32); the name by default.
+    virtual std::string label() const { return name(); }
+    /// The corpus rows this index was built on (n_rows x dim).
+    const VectorView& corpus() const { return corpus_; }
+    std::size_t n_rows() const { return corpus_.n_rows; }
+    std::size_t dim() const { return corpus_.dim; }
+
+    /// Top-k by cosine similarity for each query, within its row range and without its
+    /// excluded rows. k must be 1..max_k; when a query has fewer than k searchable rows, all
+    /// of them are returned (count[i] < k). Neighbours by similarity descending, ties by lower
+    /// row.
+    TopK search(const SearchQueries& queries, std::size_t k);
+
+    /// The self-join of rows [0, n_rows): each row's k_stored nearest other rows and its
+    /// density over the nearest q. Requires 1 <= q <= k_stored <= max_k.
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const ProgressFn& progress = {});
+
+    /// Top-k of each query among its own candidate rows (candidates.n_items() == n_queries);
+    /// duplicates in a list count once. Row ranges and exclusions apply as in search().
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k);
+
+    static constexpr std::size_t max_k = max_search_k;
+
+    SearchTuning tuning;
+
+protected:
+    /// Checks the corpus (non-empty, dim > 0, data, at most 2^31 - 1 rows; UsageError).
+    explicit SearchIndex(const VectorView& corpus);
+
+    virtual TopK search_impl(const SearchQueries& queries, std::size_t k) = 0;
+    virtual SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                                    const ProgressFn& progress) = 0;
+    virtual TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) = 0;
+
+private:
+    VectorView corpus_;
+};
+
+/// A device and its options: it builds search indexes. make_backend() chooses one.
+class SearchBackend {
+public:
+    virtual ~SearchBackend() = default;
+    virtual std::string name() const = 0;
+    /// The label() of the indexes it builds.
+    virtual std::string label() const { return name(); }
+
+    /// Loads `corpus` into a new index (for CUDA: a device copy, made on its first search and
+    /// kept for every later one). The index gets this backend's tuning.
+    std::unique_ptr<SearchIndex> build(const VectorView& corpus) const;
+
+    static constexpr std::size_t max_k = max_search_k;
+
+    SearchTuning tuning;
+
+protected:
+    virtual std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const = 0;
+};
+
+/// The CPU backend: OpenBLAS sgemm over tiles, threshold-filtered heaps, all cores.
+std::unique_ptr<SearchBackend> make_cpu_backend();
+
+}  // namespace novelty

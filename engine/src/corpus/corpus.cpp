@@ -1,0 +1,192 @@
+// Opening a corpus directory read-only and looking papers up.
+#include "corpus/corpus_recovery.hpp"
+#include "novelty/util/checksum.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/util/error.hpp"
+#include "corpus/sqlite_db.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <optional>
+
+namespace novelty {
+
+struct Corpus::Impl {
+    std::string dir;
+    CorpusManifest manifest;
+    std::unique_ptr<SqliteDb> db;
+    std::optional<NpyMatrix> vectors;
+    // Prepared once, reused: lookups run once per neighbour in large outputs.
+    std::optional<SqliteStatement> paper_by_row;
+    std::optional<SqliteStatement> brief_by_row;
+    std::optional<SqliteStatement> row_by_id;
+};
+
+Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Corpus::Corpus(Corpus&&) noexcept = default;
+Corpus& Corpus::operator=(Corpus&&) noexcept = default;
+Corpus::~Corpus() = default;
+
+namespace {
+
+// The cheap check of a file against the manifest's fingerprint (none in older corpora).
+void check_fingerprint(const std::string& dir, const std::string& path, const char* name, const FileFingerprint& expected,
+                       const std::string& remedy) {
+    if (expected.sample_sha256.empty()) return;
+    const FileFingerprint found = file_fingerprint(path);
+    if (found.bytes != expected.bytes)
+        throw CorpusError(dir + ": " + name + " is " + std::to_string(found.bytes) + " bytes but manifest.json says " +
+                          std::to_string(expected.bytes) + "; the corpus is inconsistent (" + remedy + ")");
+    if (found.sample_sha256 != expected.sample_sha256)
+        throw CorpusError(dir + ": " + name + " is not the file manifest.json describes (its sampled checksum differs); " +
+                          "the corpus is inconsistent (" + remedy + ")");
+}
+
+}  // namespace
+
+Corpus Corpus::open(const std::string& dir, Part part) {
+    auto impl = std::make_unique<Impl>();
+    impl->dir = dir;
+    recover_interrupted_import(corpus_dir_path(dir));
+    impl->manifest = read_manifest(dir);
+    const auto& m = impl->manifest;
+    const std::filesystem::path root(dir);
+    const std::string db_path = (root / "papers.sqlite").string();
+    if (!std::filesystem::exists(db_path)) throw CorpusError(dir + ": papers.sqlite is missing");
+    check_fingerprint(dir, db_path, "papers.sqlite", m.papers_fingerprint, "import it again");
+    impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
+    {
+        auto count = impl->db->prepare("SELECT count(*) FROM papers");
+        count.step();
+        const auto rows = static_cast<std::size_t>(count.column_int(0));
+        if (rows != m.count)
+            throw CorpusError(dir + ": papers.sqlite has " + std::to_string(rows) + " rows but the manifest says " +
+                              std::to_string(m.count));
+    }
+    const std::string vectors_path = (root / "vectors.npy").string();
+    if (m.dim > 0 && part == Part::all) {
+        if (!std::filesystem::exists(vectors_path))
+            throw CorpusError(dir + ": the manifest lists vectors but vectors.npy is missing");
+        check_fingerprint(dir, vectors_path, "vectors.npy", m.vectors_fingerprint,
+                          "an add-vectors or embed may have been interrupted: run it again; "
+                          "'novelty corpus info " + dir + " --verify' checks every byte");
+        try {
+            impl->vectors.emplace(NpyMatrix::open(vectors_path));
+        } catch (const InputError& e) {
+            throw CorpusError(dir + ": vectors.npy is damaged: " + e.problem() + "; run 'novelty corpus add-vectors' again");
+        }
+        const NpyMatrix& v = *impl->vectors;
+        if (v.rows() != m.count || v.cols() != m.dim || dtype_name(v.dtype()) != m.dtype)
+            throw CorpusError(dir + ": vectors.npy is " + std::to_string(v.rows()) + " x " + std::to_string(v.cols()) +
+                              " " + dtype_name(v.dtype()) + " but the manifest says " + std::to_string(m.count) +
+                              " x " + std::to_string(m.dim) + " " + m.dtype + "; run 'novelty corpus add-vectors' again");
+    }
+    return Corpus(std::move(impl));
+}
+
+const std::string& Corpus::dir() const { return impl_->dir; }
+const CorpusManifest& Corpus::manifest() const { return impl_->manifest; }
+std::size_t Corpus::size() const { return impl_->manifest.count; }
+bool Corpus::has_vectors() const { return impl_->vectors.has_value(); }
+
+const NpyMatrix& Corpus::vectors() const {
+    if (!impl_->vectors)
+        throw CorpusError(impl_->dir + ": the corpus has no vectors yet (run 'novelty corpus add-vectors' or 'novelty corpus embed')");
+    return *impl_->vectors;
+}
+
+Paper Corpus::paper(std::size_t row) const {
+    if (row >= size()) throw UsageError("row " + std::to_string(row) + " is outside the corpus (" + std::to_string(size()) + " rows)");
+    if (!impl_->paper_by_row)
+        impl_->paper_by_row.emplace(impl_->db->prepare(
+            "SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations, extra FROM papers WHERE row = ?"));
+    SqliteStatement& q = *impl_->paper_by_row;
+    q.reset();
+    q.bind(1, static_cast<std::int64_t>(row));
+    if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
+    Paper p;
+    p.row = static_cast<std::size_t>(q.column_int(0));
+    p.id = q.column_text(1);
+    p.title = q.column_text(2);
+    p.abstract = q.column_text(3);
+    p.date = q.column_text(4);
+    p.sort_date = q.column_text(5);
+    if (!q.column_is_null(6)) p.year = static_cast<int>(q.column_int(6));
+    p.field = q.column_text(7);
+    p.venue = q.column_text(8);
+    if (!q.column_is_null(9)) p.citations = q.column_int(9);
+    p.extra_json = q.column_text(10);
+    return p;
+}
+
+std::pair<std::string, std::string> Corpus::id_and_title(std::size_t row) const {
+    if (row >= size()) throw UsageError("row " + std::to_string(row) + " is outside the corpus (" + std::to_string(size()) + " rows)");
+    if (!impl_->brief_by_row) impl_->brief_by_row.emplace(impl_->db->prepare("SELECT id, title FROM papers WHERE row = ?"));
+    SqliteStatement& q = *impl_->brief_by_row;
+    q.reset();
+    q.bind(1, static_cast<std::int64_t>(row));
+    if (!q.step()) throw CorpusError(impl_->dir + ": row " + std::to_string(row) + " is missing from papers.sqlite");
+    return {q.column_text(0), q.column_text(1)};
+}
+
+std::size_t PaperLabels::index_of(std::int64_t row) const {
+    const auto it = std::lower_bound(rows.begin(), rows.end(), row);
+    if (it == rows.end() || *it != row) throw UsageError("row " + std::to_string(row) + " was not looked up");
+    return static_cast<std::size_t>(it - rows.begin());
+}
+
+PaperLabels Corpus::labels(const std::vector<std::int64_t>& rows, bool with_titles) const {
+    PaperLabels out;
+    out.rows = rows;
+    std::sort(out.rows.begin(), out.rows.end());
+    out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+    out.rows.erase(out.rows.begin(), std::lower_bound(out.rows.begin(), out.rows.end(), 0));
+    if (out.rows.empty()) return out;
+    if (static_cast<std::size_t>(out.rows.back()) >= size())
+        throw UsageError("row " + std::to_string(out.rows.back()) + " is outside the corpus (" + std::to_string(size()) +
+                         " rows)");
+    out.ids.resize(out.rows.size());
+    if (with_titles) out.titles.resize(out.rows.size());
+    // A cursor from the first wanted row on, in row order; it steps over unwanted rows while
+    // they are few, and seeks again past a larger gap.
+    constexpr std::int64_t max_step_gap = 32;
+    auto cursor = impl_->db->prepare(with_titles ? "SELECT row, id, title FROM papers WHERE row >= ? ORDER BY row"
+                                                 : "SELECT row, id FROM papers WHERE row >= ? ORDER BY row");
+    std::int64_t at = -1;  // the cursor's current row; -1 before the first seek
+    for (std::size_t i = 0; i < out.rows.size(); ++i) {
+        const std::int64_t want = out.rows[i];
+        if (at < 0 || want - at > max_step_gap) {
+            cursor.reset();
+            cursor.bind(1, want);
+            at = cursor.step() ? cursor.column_int(0) : std::numeric_limits<std::int64_t>::max();
+        }
+        while (at < want && cursor.step()) at = cursor.column_int(0);
+        if (at != want) throw CorpusError(impl_->dir + ": row " + std::to_string(want) + " is missing from papers.sqlite");
+        out.ids[i] = cursor.column_text(1);
+        if (with_titles) out.titles[i] = cursor.column_text(2);
+    }
+    return out;
+}
+
+std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
+    if (!impl_->row_by_id) impl_->row_by_id.emplace(impl_->db->prepare("SELECT row FROM papers WHERE id = ?"));
+    SqliteStatement& q = *impl_->row_by_id;
+    q.reset();
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return static_cast<std::size_t>(q.column_int(0));
+}
+
+std::size_t Corpus::rows_through(const PartialDate& cutoff) const {
+    auto q = impl_->db->prepare("SELECT count(*) FROM papers WHERE sort_date IS NOT NULL AND sort_date <= ?");
+    q.bind(1, cutoff.effective());
+    q.step();
+    return static_cast<std::size_t>(q.column_int(0));
+}
+
+std::string Corpus::identity() const {
+    return sha256_hex(impl_->manifest.papers_sha256 + ":" + impl_->manifest.vectors_sha256);
+}
+
+}  // namespace novelty

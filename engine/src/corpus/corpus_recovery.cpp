@@ -1,0 +1,83 @@
+#include "corpus/corpus_recovery.hpp"
+
+#include "novelty/util/notices.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <map>
+#include <unistd.h>
+
+namespace novelty {
+
+namespace fs = std::filesystem;
+
+fs::path corpus_dir_path(const std::string& dir) {
+    fs::path path = fs::absolute(fs::path(dir)).lexically_normal();
+    while (path.filename().empty() && path.has_parent_path() && path != path.root_path()) path = path.parent_path();
+    return path;
+}
+
+namespace {
+
+bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// PID -> folder, for DIR<infix>PID siblings whose process is gone.
+std::map<long, fs::path> dead_siblings(const fs::path& dir, const std::string& infix) {
+    std::map<long, fs::path> found;
+    std::error_code ec;
+    const fs::path parent = dir.parent_path();
+    const std::string prefix = dir.filename().string() + infix;
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+        const std::string digits = name.substr(prefix.size());
+        if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+        const long pid = std::stol(digits);
+        if (process_gone(pid)) found.emplace(pid, it->path());
+    }
+    return found;
+}
+
+void remove_leftover(const fs::path& path, const char* what) {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec)
+        notice("could not remove " + path.string() + " (" + what + "): " + ec.message() + "; remove it by hand");
+    else
+        notice("removed " + path.string() + " (" + what + ")");
+}
+
+}  // namespace
+
+void recover_interrupted_import(const fs::path& dir) {
+    auto building = dead_siblings(dir, ".importing-");
+    auto replaced = dead_siblings(dir, ".replaced-");
+    if (building.empty() && replaced.empty()) return;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+        for (auto it = replaced.begin(); it != replaced.end(); ++it) {
+            const auto fresh = building.find(it->first);
+            if (fresh != building.end() && fs::exists(fresh->second / "manifest.json", ec)) {
+                fs::rename(fresh->second, dir, ec);
+                if (!ec) {
+                    notice("completed an interrupted 'corpus import --overwrite' (process " + std::to_string(it->first) +
+                           "): " + dir.string() + " now holds the new corpus");
+                    building.erase(fresh);
+                    break;
+                }
+            }
+            fs::rename(it->second, dir, ec);
+            if (!ec) {
+                notice("restored the corpus at " + dir.string() + " that an interrupted 'corpus import --overwrite' (process " +
+                       std::to_string(it->first) + ") had moved to " + it->second.filename().string());
+                replaced.erase(it);
+                break;
+            }
+            notice("could not restore " + it->second.string() + " to " + dir.string() + ": " + ec.message());
+        }
+    }
+    for (const auto& [pid, path] : building) remove_leftover(path, "the unfinished work of an interrupted import");
+    for (const auto& [pid, path] : replaced) remove_leftover(path, "the old corpus an interrupted import had replaced");
+}
+
+}  // namespace novelty

@@ -1,0 +1,93 @@
+#include "corpus/sqlite_db.hpp"
+
+#include "novelty/util/error.hpp"
+
+namespace novelty {
+
+SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
+    const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw Error(path + ": cannot open SQLite database: " + message);
+    }
+    sqlite3_busy_timeout(db_, 5000);
+}
+
+SqliteDb::~SqliteDb() { sqlite3_close(db_); }
+
+void SqliteDb::fail(const std::string& what) const {
+    throw Error(path_ + ": SQLite error in " + what + ": " + sqlite3_errmsg(db_));
+}
+
+void SqliteDb::exec(const std::string& sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string text = message ? message : "unknown error";
+        sqlite3_free(message);
+        throw Error(path_ + ": SQLite error: " + text + " (in: " + sql.substr(0, 80) + ")");
+    }
+}
+
+SqliteStatement SqliteDb::prepare(const std::string& sql) { return SqliteStatement(*this, sql); }
+
+SqliteStatement::SqliteStatement(SqliteDb& db, const std::string& sql) : db_(&db) {
+    if (sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
+        db.fail("prepare '" + sql.substr(0, 80) + "'");
+}
+
+SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+
+SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
+    other.stmt_ = nullptr;
+}
+
+void SqliteStatement::bind(int index, std::string_view text) {
+    if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+        db_->fail("bind");
+}
+
+void SqliteStatement::bind(int index, std::int64_t value) {
+    if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) db_->fail("bind");
+}
+
+void SqliteStatement::bind(int index, const std::optional<std::int64_t>& value) {
+    if (value) bind(index, *value);
+    else bind_null(index);
+}
+
+void SqliteStatement::bind_null(int index) {
+    if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) db_->fail("bind");
+}
+
+bool SqliteStatement::step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+        std::string message = sqlite3_errmsg(db_->handle());
+        sqlite3_reset(stmt_);
+        throw SqliteConstraint(message);
+    }
+    db_->fail("step");
+}
+
+void SqliteStatement::reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+}
+
+std::int64_t SqliteStatement::column_int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double SqliteStatement::column_double(int column) const { return sqlite3_column_double(stmt_, column); }
+
+bool SqliteStatement::column_is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+std::string SqliteStatement::column_text(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    const int n = sqlite3_column_bytes(stmt_, column);
+    return text ? std::string(text, static_cast<std::size_t>(n)) : std::string();
+}
+
+}  // namespace novelty

@@ -1,0 +1,50 @@
+// Backend choice (novelty/search/backends.hpp) and the CUDA backend's stand-in for CPU-only builds.
+#include "novelty/search/backends.hpp"
+
+#include "novelty/search/devices.hpp"
+#include "novelty/util/error.hpp"
+
+namespace novelty {
+
+std::string storage_name(DeviceStorage storage) {
+    switch (storage) {
+        case DeviceStorage::f16: return "f16";
+        case DeviceStorage::bf16: return "bf16";
+        case DeviceStorage::f32: return "f32";
+    }
+    return "unknown";
+}
+
+DeviceStorage parse_storage(const std::string& text) {
+    if (text == "f16" || text == "float16") return DeviceStorage::f16;
+    if (text == "bf16" || text == "bfloat16") return DeviceStorage::bf16;
+    if (text == "f32" || text == "float32") return DeviceStorage::f32;
+    throw UsageError("device storage must be f16, bf16 or f32, not '" + text + "'", "device_storage");
+}
+
+std::string auto_device() { return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu"; }
+
+std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options) {
+    if (device == "cpu") return make_cpu_backend();
+    if (device == "auto") return auto_device() == "cuda" ? make_cuda_backend(options) : make_cpu_backend();
+    if (device == "cuda") {
+        if (!cuda_compiled())
+            throw UsageError("device cuda: this build has no CUDA backend (CUDA was not compiled in; rebuild "
+                             "with scripts/build.sh cuda on a machine with nvcc)",
+                             "device");
+        if (list_devices().empty())
+            throw UsageError("device cuda: no CUDA device is available on this machine (" + cuda_versions() +
+                                 "); use the cpu or auto device",
+                             "device");
+        return make_cuda_backend(options);
+    }
+    throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
+}
+
+#if !defined(NOVELTY_WITH_CUDA)
+std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions&) {
+    throw UsageError("the CUDA backend is not available: CUDA was not compiled into this build");
+}
+#endif
+
+}  // namespace novelty

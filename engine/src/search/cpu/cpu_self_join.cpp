@@ -1,0 +1,148 @@
+#include "search/cpu/cpu_self_join.hpp"
+
+#include "util/parallel_for.hpp"
+#include "search/cpu/scan_at_least.hpp"
+#include "search/search_rules.hpp"
+#include "novelty/util/half.hpp"
+#include "search/cpu/topk_heap.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t default_block = 1024;
+constexpr std::size_t scan_chunk = 256;
+
+void rows_to_f32(const VectorView& view, std::size_t first, std::size_t n, std::vector<float>& out) {
+    out.resize(n * view.dim);
+    if (view.dtype == DType::f32) {
+        const float* src = static_cast<const float*>(view.data) + first * view.dim;
+        std::copy(src, src + n * view.dim, out.begin());
+        return;
+    }
+    const auto* src = static_cast<const std::uint16_t*>(view.data) + first * view.dim;
+    for (std::size_t i = 0; i < n * view.dim; ++i) out[i] = half_to_float(src[i]);
+}
+
+// Offers row `local` of `sims` (n_cols similarities to rows first_col..) to its collector,
+// leaving out `self` (a global row, or -1).
+void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std::int64_t self,
+               TopKCollector& collector, std::uint32_t* above) {
+    for (std::size_t j0 = 0; j0 < n_cols; j0 += scan_chunk) {
+        const std::size_t n_scan = std::min(scan_chunk, n_cols - j0);
+        const std::size_t n_above = scan_at_least(sims + j0, n_scan, collector.threshold(), above);
+        for (std::size_t a = 0; a < n_above; ++a) {
+            const std::size_t j = j0 + above[a];
+            const auto row = static_cast<std::int64_t>(first_col + j);
+            if (row != self) collector.push(sims[j], row);
+        }
+    }
+}
+
+/// The join from each row's collector (over storage of 2 k_stored slots per row): the best
+/// k_stored, -1 / -inf padded, and the densities over the first q.
+SelfJoin join_from_collectors(std::vector<TopKCollector>& collectors, const std::vector<ScoredRow>& storage,
+                              std::size_t n_rows, std::size_t q, std::size_t k_stored) {
+    SelfJoin join;
+    join.n_rows = n_rows;
+    join.q = q;
+    join.k_stored = k_stored;
+    join.rows.assign(n_rows * k_stored, -1);
+    join.sims.assign(n_rows * k_stored, -std::numeric_limits<float>::infinity());
+    std::vector<std::size_t> counts(n_rows);
+    for (std::size_t row = 0; row < n_rows; ++row) {
+        counts[row] = collectors[row].sort_best_first();
+        const ScoredRow* best = storage.data() + row * 2 * k_stored;
+        for (std::size_t r = 0; r < counts[row]; ++r) {
+            join.rows[row * k_stored + r] = best[r].row;
+            join.sims[row * k_stored + r] = best[r].sim;
+        }
+    }
+    fill_densities(join, counts);
+    return join;
+}
+
+}  // namespace
+
+std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
+    return n_rows * 2 * k_stored * sizeof(ScoredRow);
+}
+
+SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                             const SearchTuning& tuning, const ProgressFn& progress) {
+    const std::size_t dim = corpus.dim;
+    const std::size_t block = tuning.query_tile ? tuning.query_tile : default_block;
+    const std::size_t n_blocks = (n_rows + block - 1) / block;
+
+    std::vector<ScoredRow> storage(n_rows * 2 * k_stored);
+    std::vector<TopKCollector> collectors;
+    collectors.reserve(n_rows);
+    for (std::size_t row = 0; row < n_rows; ++row) collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored);
+    std::vector<std::mutex> block_locks(n_blocks);
+
+    // Pairs (I, J), I <= J, ordered by distance from the diagonal so that threads working at the
+    // same time mostly touch different blocks.
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    pairs.reserve(n_blocks * (n_blocks + 1) / 2);
+    for (std::size_t offset = 0; offset < n_blocks; ++offset)
+        for (std::size_t i = 0; i + offset < n_blocks; ++i) pairs.emplace_back(i, i + offset);
+
+    openblas_set_num_threads(1);
+    parallel_for_blocks(
+        pairs.size(), tuning.threads,
+        [&](std::size_t p) {
+            thread_local std::vector<float> rows_i, rows_j, sims, thresholds;
+            thread_local std::vector<std::uint32_t> above;
+            above.resize(std::max(scan_chunk, block));
+            const auto [bi, bj] = pairs[p];
+            const std::size_t i0 = bi * block, n_i = std::min(block, n_rows - i0);
+            const std::size_t j0 = bj * block, n_j = std::min(block, n_rows - j0);
+            rows_to_f32(corpus, i0, n_i, rows_i);
+            const float* right = rows_i.data();
+            if (bi != bj) {
+                rows_to_f32(corpus, j0, n_j, rows_j);
+                right = rows_j.data();
+            }
+            sims.resize(n_i * n_j);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_i), static_cast<int>(n_j),
+                        static_cast<int>(dim), 1.0f, rows_i.data(), static_cast<int>(dim), right, static_cast<int>(dim),
+                        0.0f, sims.data(), static_cast<int>(n_j));
+            {
+                std::lock_guard<std::mutex> lock(block_locks[bi]);
+                for (std::size_t i = 0; i < n_i; ++i)
+                    offer_row(sims.data() + i * n_j, n_j, j0, bi == bj ? static_cast<std::int64_t>(i0 + i) : -1,
+                              collectors[i0 + i], above.data());
+            }
+            if (bi == bj) return;
+            // The same products seen from block J: column j of sims holds row j0 + j's
+            // similarities to block I. Rows of sims are compared with every J row's threshold
+            // at once, so nothing is transposed.
+            std::lock_guard<std::mutex> lock(block_locks[bj]);
+            thresholds.resize(n_j);
+            for (std::size_t j = 0; j < n_j; ++j) thresholds[j] = collectors[j0 + j].threshold();
+            for (std::size_t i = 0; i < n_i; ++i) {
+                const float* row = sims.data() + i * n_j;
+                const std::size_t n_above = scan_at_least_each(row, thresholds.data(), n_j, above.data());
+                for (std::size_t a = 0; a < n_above; ++a) {
+                    const std::size_t j = above[a];
+                    TopKCollector& collector = collectors[j0 + j];
+                    collector.push(row[j], static_cast<std::int64_t>(i0 + i));
+                    thresholds[j] = collector.threshold();
+                }
+            }
+        },
+        progress);
+
+    return join_from_collectors(collectors, storage, n_rows, q, k_stored);
+}
+
+}  // namespace novelty

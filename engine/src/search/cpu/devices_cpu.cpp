@@ -1,0 +1,19 @@
+// devices.hpp for a CPU-only build: no CUDA compiled in, no devices.
+// The CUDA build's implementation is engine/src/search/cuda/devices.cpp.
+#if !defined(NOVELTY_WITH_CUDA)
+
+#include "novelty/search/devices.hpp"
+
+namespace novelty {
+
+bool cuda_compiled() { return false; }
+
+std::string cuda_architectures() { return {}; }
+
+std::string cuda_versions() { return {}; }
+
+std::vector<DeviceInfo> list_devices() { return {}; }
+
+}  // namespace novelty
+
+#endif  // !defined(NOVELTY_WITH_CUDA)

@@ -1,0 +1,249 @@
+// The CUDA backend (novelty/search/backends.hpp): a CudaSearchBackend builds CudaSearchIndex objects,
+// each holding its device state (cuda/device_context.hpp) and its corpus, resident on the device
+// after the first call or streamed in chunks. Searches and self-joins run the tiled pipeline of
+// cuda/tiled_search.hpp; candidate lists are scored pair by pair. With
+// NOVELTY_CUDA_PROFILE=<file>, each call appends its time per phase there
+// (cuda/phase_profile.hpp).
+#include "novelty/search/backends.hpp"
+#include "novelty/util/error.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "candidate_dots.cuh"
+#include "search/cuda/device_context.hpp"
+#include "search/cuda/tiled_search.hpp"
+#include "search/search_rules.hpp"
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t pairs_per_pass = std::size_t{1} << 24;
+
+template <typename T>
+void copy_to_device(const std::vector<T>& values, const cuda::DeviceBuffer& buffer, cudaStream_t stream) {
+    if (!values.empty())
+        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values.data(), values.size() * sizeof(T),
+                                           cudaMemcpyHostToDevice, stream));
+}
+
+class CudaSearchIndex final : public SearchIndex {
+public:
+    CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus) : SearchIndex(corpus), ctx_(options) {}
+
+    std::string name() const override { return "cuda"; }
+    std::string label() const override { return "cuda-" + storage_name(ctx_.storage_option); }
+
+protected:
+    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
+        const auto excluded = sorted_exclusions(queries);
+        return run(queries.vectors, queries.n_queries, corpus().n_rows, k, queries.row_begin, queries.row_limit,
+                   excluded, {});
+    }
+
+    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                            const ProgressFn& progress) override {
+        TopK top = run(nullptr, n_rows, n_rows, k_stored, {}, {}, {}, progress);
+        return self_join_from(std::move(top), n_rows, q);
+    }
+
+    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override;
+
+private:
+    /// One tiled call (host queries, or the corpus's own rows when `host_queries` is null), with
+    /// the profile's call line and the host re-scoring a streamed 16-bit search needs.
+    TopK run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
+             const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
+             const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress);
+
+    /// `found` (each query's rows, from the device) with similarities recomputed on the host
+    /// from the float32 queries and the stored rows, ordered by the merge rule.
+    TopK rescore_on_host(const float* host_queries, const TopK& found);
+
+    cuda::DeviceBuffer gather_rows(const std::vector<std::int64_t>& pair_row, std::vector<std::int64_t>& device_row);
+
+    cuda::DeviceContext ctx_;
+    std::unique_ptr<SearchIndex> host_scorer_;  ///< a CPU index on the same rows, for rescore_on_host
+};
+
+TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
+                          const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
+                          const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress) {
+    cuda::DeviceScope scope(ctx_.device);
+    cuda::PhaseProfile& profile = ctx_.profile;
+    const auto call_start = std::chrono::steady_clock::now();
+    profile.start_call();
+    cuda::TiledSearchArgs args;
+    args.corpus = &corpus();
+    args.n_rows = n_rows;
+    args.host_queries = host_queries;
+    args.n_queries = n_queries;
+    args.k = k;
+    args.row_begin = &row_begin;
+    args.row_limit = &row_limit;
+    args.excluded = &excluded;
+    args.tuning = &tuning;
+    args.progress = &progress;
+    bool rescored = false;
+    TopK result = cuda::tiled_search(ctx_, args, rescored);
+    if (n_queries == 0) return result;
+    const bool resident = ctx_.resident_rows.bytes() > 0;
+    if (host_queries != nullptr && ctx_.storage != kernels::Element::f32 && !rescored) {
+        // A streamed corpus is not on the device when the results are known, so the final k
+        // are re-scored with the float32 queries on the host, by the CPU backend's candidate
+        // scoring (its similarities, its order) over the rows found.
+        cuda::HostSpan phase(profile, "rescore_on_host");
+        result = rescore_on_host(host_queries, result);
+    }
+    if (profile.enabled()) {
+        profile.add_host("call", cuda::seconds_since(call_start));
+        profile.finish_call("\"queries\": " + std::to_string(n_queries) + ", \"rows\": " + std::to_string(n_rows) +
+                            ", \"k\": " + std::to_string(k) + ", \"self_join\": " +
+                            (host_queries == nullptr ? "true" : "false") + ", \"resident\": " +
+                            (resident ? "true" : "false"));
+    }
+    return result;
+}
+
+TopK CudaSearchIndex::rescore_on_host(const float* host_queries, const TopK& found) {
+    RowLists rows;
+    for (std::size_t i = 0; i < found.n_queries; ++i)
+        rows.add(std::vector<std::int64_t>(found.rows.begin() + i * found.k,
+                                           found.rows.begin() + i * found.k + found.count[i]));
+    SearchQueries queries;
+    queries.vectors = host_queries;
+    queries.n_queries = found.n_queries;
+    queries.dim = corpus().dim;
+    if (!host_scorer_) host_scorer_ = make_cpu_backend()->build(corpus());
+    return host_scorer_->search_candidates(queries, rows, found.k);
+}
+
+/// The rows `pair_row` names, packed on the host and uploaded in the storage type (a streamed
+/// corpus has no device copy to read them from); device_row becomes each pair's packed index.
+cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>& pair_row,
+                                                std::vector<std::int64_t>& device_row) {
+    const VectorView& corpus = this->corpus();
+    const std::size_t dim = corpus.dim;
+    std::vector<std::int64_t> unique_rows = pair_row;
+    std::sort(unique_rows.begin(), unique_rows.end());
+    unique_rows.erase(std::unique(unique_rows.begin(), unique_rows.end()), unique_rows.end());
+    const std::size_t source_row_bytes = dim * (corpus.dtype == DType::f32 ? 4 : 2);
+    std::vector<unsigned char> packed(unique_rows.size() * source_row_bytes);
+    for (std::size_t u = 0; u < unique_rows.size(); ++u)
+        std::memcpy(packed.data() + u * source_row_bytes,
+                    static_cast<const unsigned char*>(corpus.data) + unique_rows[u] * source_row_bytes, source_row_bytes);
+    for (auto& row : device_row) row = std::lower_bound(unique_rows.begin(), unique_rows.end(), row) - unique_rows.begin();
+    cuda::DeviceBuffer gathered(unique_rows.size() * dim * kernels::element_bytes(ctx_.storage));
+    ctx_.uploader->upload(VectorView{packed.data(), corpus.dtype, unique_rows.size(), dim}, 0, unique_rows.size(),
+                          gathered.get(), ctx_.stream->get());
+    return gathered;
+}
+
+TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const RowLists& candidates,
+                                             std::size_t k) {
+    cuda::DeviceScope scope(ctx_.device);
+    const VectorView& corpus = this->corpus();
+    const std::size_t dim = corpus.dim;
+    const auto excluded = sorted_exclusions(queries);
+    TopK result = empty_top_k(queries.n_queries, k);
+    std::vector<std::vector<std::int64_t>> lists(queries.n_queries);
+    std::size_t n_pairs = 0;
+    for (std::size_t i = 0; i < queries.n_queries; ++i) {
+        lists[i] = candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
+                                  searchable_rows(queries.row_limit, i, corpus.n_rows),
+                                  excluded.empty() ? nullptr : &excluded[i]);
+        n_pairs += lists[i].size();
+    }
+    if (n_pairs == 0) return result;
+
+    const cudaStream_t stream = ctx_.stream->get();
+    const void* corpus_rows =
+        ctx_.resident(corpus, ctx_.budget.total > (std::size_t{1} << 30) ? ctx_.budget.total - (std::size_t{1} << 30) : 0);
+    cuda::DeviceBuffer queries_d(queries.n_queries * dim * sizeof(float));
+    NOVELTY_CUDA_CHECK(cudaMemcpyAsync(queries_d.get(), queries.vectors, queries.n_queries * dim * sizeof(float),
+                                       cudaMemcpyHostToDevice, stream));
+    // Pairs go in passes of bounded size; without a resident corpus each pass gathers the rows
+    // it needs on the host and uploads them.
+    std::size_t query = 0;
+    while (query < queries.n_queries) {
+        std::vector<std::int32_t> pair_query;
+        std::vector<std::int64_t> pair_row;
+        std::vector<std::size_t> first_query_pair;
+        const std::size_t pass_first = query;
+        while (query < queries.n_queries && (pair_row.empty() || pair_row.size() + lists[query].size() <= pairs_per_pass)) {
+            first_query_pair.push_back(pair_row.size());
+            for (std::int64_t row : lists[query]) {
+                pair_query.push_back(static_cast<std::int32_t>(query));
+                pair_row.push_back(row);
+            }
+            ++query;
+        }
+        first_query_pair.push_back(pair_row.size());
+        std::vector<std::int64_t> device_row = pair_row;
+        cuda::DeviceBuffer gathered;
+        const void* rows_d = corpus_rows;
+        if (rows_d == nullptr) {
+            gathered = gather_rows(pair_row, device_row);
+            rows_d = gathered.get();
+        }
+        cuda::DeviceBuffer pair_query_d(pair_query.size() * sizeof(std::int32_t));
+        cuda::DeviceBuffer pair_row_d(device_row.size() * sizeof(std::int64_t));
+        cuda::DeviceBuffer sims_d(pair_row.size() * sizeof(float));
+        copy_to_device(pair_query, pair_query_d, stream);
+        copy_to_device(device_row, pair_row_d, stream);
+        kernels::launch_candidate_dots(queries_d.as<float>(), rows_d, ctx_.storage, static_cast<std::int64_t>(dim),
+                                       pair_query_d.as<std::int32_t>(), pair_row_d.as<std::int64_t>(),
+                                       static_cast<std::int64_t>(pair_row.size()), sims_d.as<float>(), stream);
+        std::vector<float> sims(pair_row.size());
+        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(sims.data(), sims_d.get(), sims.size() * sizeof(float),
+                                           cudaMemcpyDeviceToHost, stream));
+        ctx_.stream->synchronize();
+        for (std::size_t i = pass_first; i < query; ++i) {
+            const std::size_t first = first_query_pair[i - pass_first];
+            const std::size_t n = first_query_pair[i - pass_first + 1] - first;
+            result.count[i] = best_of(sims.data() + first, pair_row.data() + first, n, k, result.rows.data() + i * k,
+                                      result.sims.data() + i * k);
+        }
+    }
+    return result;
+}
+
+/// The CUDA backend: its options; each index it builds holds its own device state.
+class CudaSearchBackend final : public SearchBackend {
+public:
+    explicit CudaSearchBackend(const CudaBackendOptions& options) : options_(options) {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+            cudaGetLastError();
+            throw Error("the CUDA backend needs a CUDA device, but none is available");
+        }
+        if (options.device < 0 || options.device >= count)
+            throw UsageError("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                             std::to_string(count) + " found)");
+    }
+    std::string name() const override { return "cuda"; }
+    std::string label() const override { return "cuda-" + storage_name(options_.storage); }
+
+protected:
+    std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const override {
+        return std::make_unique<CudaSearchIndex>(options_, corpus);
+    }
+
+private:
+    CudaBackendOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& options) {
+    return std::make_unique<CudaSearchBackend>(options);
+}
+
+}  // namespace novelty

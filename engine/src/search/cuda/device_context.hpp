@@ -1,0 +1,64 @@
+// What a CUDA search index holds on its device between calls: the storage type and memory
+// budget, its streams, cuBLAS and RAFT handles, row uploaders, the work buffers (grown when a
+// call needs more), the resident corpus and the phase profile. Internal to engine/src/search/cuda.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "search/cuda/device_memory.hpp"
+#include "search/cuda/phase_profile.hpp"
+#include "search/cuda/row_upload.hpp"
+#include "search/cuda/similarity_gemm.hpp"
+#include "search/device_memory_plan.hpp"
+#include "element_type.cuh"
+#include "novelty/search/backends.hpp"
+#include "select_k.cuh"
+
+namespace novelty::cuda {
+
+/// Device and pinned buffers kept between calls.
+struct Workspace {
+    DeviceBuffer sims[2], tile_vals, tile_idx, best_vals, best_idx, cand_vals, cand_idx, query_rows, limits, begins,
+        overflow, query_f32, rerank_idx, rerank_sims;
+    PinnedBuffer host_vals, host_idx;
+
+    /// Grows `buffer` to at least `bytes` (freeing the old one first: both need not coexist).
+    static void ensure(DeviceBuffer& buffer, std::size_t bytes);
+    static void ensure_pinned(PinnedBuffer& buffer, std::size_t bytes);
+};
+
+struct DeviceContext {
+    /// Checks the device (UsageError for a bad index, Error without a device), splits the memory
+    /// budget (options.memory_budget, or 90% of what is free) and makes the streams and handles.
+    explicit DeviceContext(const CudaBackendOptions& options);
+
+    /// The resident copy of `corpus` (all its rows), uploaded by the first call that has room
+    /// for it and kept for every later one; null when it does not fit in `room` bytes (a call
+    /// that needs the room for its work buffers drops it, and the corpus is streamed). Counts
+    /// "corpus_uploads" in the profile when it uploads.
+    const void* resident(const VectorView& corpus, std::size_t room);
+
+    std::size_t sims_buffers() const { return overlap ? 2 : 1; }
+    cudaStream_t gemm_stream_or_main() const { return overlap ? gemm_stream->get() : stream->get(); }
+
+    kernels::Element storage;
+    DeviceStorage storage_option;
+    int device = 0;
+    DeviceBudget budget;
+    std::unique_ptr<Stream> stream, copy_stream, gemm_stream;
+    /// GEMMs run on their own stream, one tile ahead of the selection (two similarity buffers),
+    /// unless NOVELTY_CUDA_OVERLAP=0 (a benchmark knob) puts them on one stream.
+    bool overlap = true;
+    Workspace workspace;
+    std::unique_ptr<Cublas> cublas;
+    std::unique_ptr<kernels::SelectK> select;
+    std::unique_ptr<RowUploader> uploader;
+    std::unique_ptr<RowUploader> f32_uploader;  ///< float32 queries, for the final re-scoring
+    PhaseProfile profile;                       ///< NOVELTY_CUDA_PROFILE: time per phase of each call
+    DeviceBuffer resident_rows;
+};
+
+}  // namespace novelty::cuda

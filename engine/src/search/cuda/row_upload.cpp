@@ -1,0 +1,51 @@
+#include "search/cuda/row_upload.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "convert_values.cuh"
+#include "util/parallel_for.hpp"
+
+namespace novelty::cuda {
+
+kernels::Element element_of(DType dtype) { return dtype == DType::f32 ? kernels::Element::f32 : kernels::Element::f16; }
+
+RowUploader::RowUploader(kernels::Element storage, std::size_t staging_bytes)
+    : storage_(storage), staging_bytes_(staging_bytes), pinned_{PinnedBuffer(staging_bytes), PinnedBuffer(staging_bytes)} {}
+
+void RowUploader::upload(const VectorView& view, std::size_t first, std::size_t n_rows, void* dst,
+                         cudaStream_t stream) {
+    const kernels::Element source = element_of(view.dtype);
+    const std::size_t source_row_bytes = view.dim * static_cast<std::size_t>(kernels::element_bytes(source));
+    const std::size_t target_row_bytes = view.dim * static_cast<std::size_t>(kernels::element_bytes(storage_));
+    const bool convert = source != storage_;
+    if (convert && !device_staging_[0].get()) {
+        device_staging_[0] = DeviceBuffer(staging_bytes_);
+        device_staging_[1] = DeviceBuffer(staging_bytes_);
+    }
+    const std::size_t piece_rows = std::max<std::size_t>(staging_bytes_ / std::max<std::size_t>(source_row_bytes, 1), 1);
+    if (piece_rows * source_row_bytes > staging_bytes_)
+        throw Error("RowUploader: one row (" + std::to_string(source_row_bytes) + " bytes) is larger than the staging buffer");
+    const auto* source_bytes = static_cast<const unsigned char*>(view.data) + first * source_row_bytes;
+    auto* target_bytes = static_cast<unsigned char*>(dst);
+    int slot = 0;
+    for (std::size_t done = 0; done < n_rows; done += piece_rows, slot ^= 1) {
+        const std::size_t n = std::min(piece_rows, n_rows - done);
+        // The slot's previous transfer must have finished before the host overwrites it.
+        if (slot_used_[slot]) slot_free_[slot].synchronize();
+        parallel_copy(pinned_[slot].get(), source_bytes + done * source_row_bytes, n * source_row_bytes);
+        void* target = target_bytes + done * target_row_bytes;
+        if (!convert) {
+            NOVELTY_CUDA_CHECK(cudaMemcpyAsync(target, pinned_[slot].get(), n * source_row_bytes,
+                                               cudaMemcpyHostToDevice, stream));
+        } else {
+            NOVELTY_CUDA_CHECK(cudaMemcpyAsync(device_staging_[slot].get(), pinned_[slot].get(), n * source_row_bytes,
+                                               cudaMemcpyHostToDevice, stream));
+            kernels::launch_convert_values(device_staging_[slot].get(), source, target, storage_, n * view.dim, stream);
+        }
+        slot_free_[slot].record(stream);
+        slot_used_[slot] = true;
+    }
+}
+
+}  // namespace novelty::cuda

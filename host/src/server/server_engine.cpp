@@ -1,0 +1,364 @@
+#include "server/server_engine.hpp"
+
+#include "server/server_requests.hpp"
+
+#include "novelty/search/backends.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/io/result_json.hpp"
+#include "novelty/scoring/scoring.hpp"
+#include "novelty_host/llm/batcher.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace novelty::host {
+
+namespace {
+
+CudaBackendOptions cuda_options(const ServerOptions& options) {
+    CudaBackendOptions cuda;
+    cuda.storage = parse_storage(options.device_storage);
+    cuda.memory_budget = options.device_memory_mib << 20;
+    return cuda;
+}
+
+/// Records of one request resolved against the corpus.
+struct Resolved {
+    std::vector<std::string> ids;
+    std::vector<float> vectors;  ///< n x dim
+    std::vector<std::size_t> row_limit;
+    std::vector<std::string> cutoff;  ///< as given, "" for none
+    std::vector<std::vector<std::int64_t>> excluded_rows;
+    std::vector<std::vector<std::string>> excluded_ids;  ///< as given, then the record's own id if a paper
+    std::size_t size() const { return ids.size(); }
+};
+
+struct ScoreItem {
+    Resolved records;
+    std::size_t p = 0, q = 0;
+};
+
+struct SearchItem {
+    Resolved records;
+    std::size_t k = 0;
+};
+
+struct EmbedReply {
+    std::vector<float> values;  ///< texts x dim
+    std::string embedder;
+};
+
+using Texts = std::vector<std::string>;
+using Replies = std::vector<std::string>;  ///< one JSON object per record
+
+std::string results_body(const std::vector<std::string>& objects) {
+    std::string body = "{\"results\":[";
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        if (i > 0) body += ',';
+        body += objects[i];
+    }
+    return body + "]}";
+}
+
+constexpr std::size_t max_scorers = 8;
+
+}  // namespace
+
+struct ServerEngine::Impl {
+    ServerOptions options;
+    std::unique_ptr<SearchBackend> backend;
+    Corpus corpus;
+    std::unique_ptr<SearchIndex> index;  ///< the corpus loaded once; every request searches it
+    std::size_t dim = 0;
+    std::string identity;
+    std::string corpus_embedder;
+    std::size_t max_k = 0;
+
+    std::mutex engine_mutex;  ///< corpus lookups, the index and the scorers
+    std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Scorer>> scorers;
+    std::unique_ptr<Embedder> embedder;  ///< made on first use by the embed worker
+
+    std::unique_ptr<Batcher<Texts, EmbedReply>> embed_batcher;
+    std::unique_ptr<Batcher<ScoreItem, Replies>> score_batcher;
+    std::unique_ptr<Batcher<SearchItem, Replies>> search_batcher;
+
+    explicit Impl(const ServerOptions& given)
+        : options(given), backend(make_backend(given.device, cuda_options(given))), corpus(Corpus::open(given.corpus_dir)) {
+        if (!corpus.has_vectors())
+            throw CorpusError(corpus.dir() + ": the corpus has no vectors yet (run 'novelty corpus embed' or "
+                                             "'novelty corpus add-vectors')");
+        backend->tuning.threads = options.threads;
+        index = backend->build(VectorView::of(corpus.vectors()));
+        dim = corpus.manifest().dim;
+        identity = corpus.identity();
+        corpus_embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
+        max_k = std::min(options.max_k, SearchBackend::max_k);
+        const BatcherOptions batching{options.max_batch, options.max_wait};
+        embed_batcher = std::make_unique<Batcher<Texts, EmbedReply>>(
+            [this](std::vector<Texts>& batch) { return embed_batch(batch); }, batching,
+            [](const Texts& texts) { return texts.size(); });
+        score_batcher = std::make_unique<Batcher<ScoreItem, Replies>>(
+            [this](std::vector<ScoreItem>& batch) { return score_batch(batch); }, batching,
+            [](const ScoreItem& item) { return item.records.size(); });
+        search_batcher = std::make_unique<Batcher<SearchItem, Replies>>(
+            [this](std::vector<SearchItem>& batch) { return search_batch(batch); }, batching,
+            [](const SearchItem& item) { return item.records.size(); });
+    }
+
+    RequestLimits limits() const { return RequestLimits{options.max_records, options.max_text_bytes}; }
+
+    // --- resolving records (request threads) ------------------------------------------------
+
+    Resolved resolve(const std::vector<ApiRecord>& records, const std::string& key,
+                     const std::optional<PartialDate>& cutoff) {
+        Resolved out;
+        const std::size_t n = records.size();
+        out.ids.resize(n);
+        out.vectors.resize(n * dim);
+        out.row_limit.resize(n);
+        out.cutoff.resize(n);
+        out.excluded_rows.resize(n);
+        out.excluded_ids.resize(n);
+        std::vector<std::size_t> to_embed;
+        {
+            std::lock_guard lock(engine_mutex);
+            std::map<std::string, std::size_t> rows_through;
+            for (std::size_t i = 0; i < n; ++i) {
+                const ApiRecord& r = records[i];
+                out.ids[i] = r.id;
+                const std::optional<std::size_t> own_row = corpus.find_row(r.id);
+                float* v = out.vectors.data() + i * dim;
+                if (!r.vector.empty()) {
+                    std::copy(r.vector.begin(), r.vector.end(), v);
+                } else if (r.has_text()) {
+                    to_embed.push_back(i);
+                } else if (own_row) {
+                    corpus.vectors().row_as_f32(*own_row, v);
+                } else {
+                    throw UsageError(key + "[" + std::to_string(i) + "]: '" + r.id +
+                                     "' has no \"vector\", no \"title\" or \"text\", and is not the id of a corpus "
+                                     "paper; send one of them");
+                }
+                const std::optional<PartialDate>& date = r.date ? r.date : cutoff;
+                if (date) {
+                    auto it = rows_through.find(date->effective());
+                    if (it == rows_through.end()) it = rows_through.emplace(date->effective(), corpus.rows_through(*date)).first;
+                    out.row_limit[i] = it->second;
+                    out.cutoff[i] = date->text();
+                } else {
+                    out.row_limit[i] = corpus.size();
+                }
+                for (const auto& id : r.exclude) {
+                    out.excluded_ids[i].push_back(id);
+                    if (auto row = corpus.find_row(id)) out.excluded_rows[i].push_back(static_cast<std::int64_t>(*row));
+                }
+                // A record naming a corpus paper never finds itself.
+                if (own_row) {
+                    out.excluded_ids[i].push_back(r.id);
+                    out.excluded_rows[i].push_back(static_cast<std::int64_t>(*own_row));
+                }
+            }
+        }
+        if (!to_embed.empty()) {
+            if (!options.make_embedder)
+                throw UsageError(key + "[" + std::to_string(to_embed[0]) +
+                                 "]: has text, but this server has no encoder for text; send \"vector\" instead");
+            Texts texts;
+            for (std::size_t i : to_embed) texts.push_back(embedding_text(records[i].title, records[i].text));
+            const EmbedReply embedded = embed_batcher->submit(std::move(texts)).get();
+            if (embedded.values.size() != to_embed.size() * dim)
+                throw Error("the encoder '" + embedded.embedder + "' makes vectors of dimension " +
+                            std::to_string(embedded.values.size() / to_embed.size()) + " but the corpus has " +
+                            std::to_string(dim));
+            for (std::size_t j = 0; j < to_embed.size(); ++j)
+                std::copy(embedded.values.begin() + j * dim, embedded.values.begin() + (j + 1) * dim,
+                          out.vectors.begin() + to_embed[j] * dim);
+        }
+        return out;
+    }
+
+    // --- batch backends (batcher workers) -----------------------------------------------------
+
+    std::vector<EmbedReply> embed_batch(std::vector<Texts>& batch) {
+        if (!embedder) {
+            try {
+                embedder = options.make_embedder();
+            } catch (const std::exception& e) {
+                throw Error(std::string("the server cannot embed text: ") + e.what());
+            }
+        }
+        Texts all;
+        for (const auto& texts : batch) all.insert(all.end(), texts.begin(), texts.end());
+        const std::vector<float> values = embedder->embed(all);
+        const std::size_t out_dim = all.empty() ? 0 : values.size() / all.size();
+        std::vector<EmbedReply> replies(batch.size());
+        std::size_t offset = 0;
+        for (std::size_t b = 0; b < batch.size(); ++b) {
+            const std::size_t n = batch[b].size();
+            replies[b].values.assign(values.begin() + offset * out_dim, values.begin() + (offset + n) * out_dim);
+            replies[b].embedder = embedder->name();
+            offset += n;
+        }
+        return replies;
+    }
+
+    Scorer& scorer_for(std::size_t p, std::size_t q) {
+        const auto key = std::make_pair(p, q);
+        auto it = scorers.find(key);
+        if (it != scorers.end()) return *it->second;
+        if (scorers.size() >= max_scorers) scorers.erase(scorers.begin());
+        ScoreOptions score_options;
+        score_options.p = p;
+        score_options.q = q;
+        score_options.include_self = options.include_self;
+        score_options.write_cache = false;  // the corpus is read-only to the server
+        return *scorers.emplace(key, std::make_unique<Scorer>(corpus, *index, score_options)).first->second;
+    }
+
+    std::vector<Replies> score_batch(std::vector<ScoreItem>& batch) {
+        std::lock_guard lock(engine_mutex);
+        std::vector<Replies> replies(batch.size());
+        std::map<std::pair<std::size_t, std::size_t>, std::vector<std::size_t>> groups;
+        for (std::size_t b = 0; b < batch.size(); ++b) groups[{batch[b].p, batch[b].q}].push_back(b);
+        for (const auto& [pq, members] : groups) {
+            std::vector<float> vectors;
+            ScoreInput input;
+            input.dim = dim;
+            for (std::size_t b : members) {
+                const Resolved& r = batch[b].records;
+                vectors.insert(vectors.end(), r.vectors.begin(), r.vectors.end());
+                input.row_limit.insert(input.row_limit.end(), r.row_limit.begin(), r.row_limit.end());
+                for (const auto& rows : r.excluded_rows) input.excluded.add(rows);
+            }
+            input.vectors = vectors.data();
+            input.n_ideas = input.row_limit.size();
+            const std::vector<IdeaScore> scores = scorer_for(pq.first, pq.second).score(input);
+            ScoreReportContext context;
+            context.corpus_identity = identity;
+            context.embedder = corpus_embedder;
+            context.p = pq.first;
+            context.q = pq.second;
+            context.include_self = options.include_self;
+            context.evidence = options.evidence;
+            context.backend = backend->label();
+            std::size_t t = 0;
+            for (std::size_t b : members) {
+                const Resolved& r = batch[b].records;
+                for (std::size_t i = 0; i < r.size(); ++i, ++t)
+                    replies[b].push_back(
+                        score_result_json(corpus, context, r.ids[i], scores[t], r.cutoff[i], r.excluded_ids[i]));
+            }
+        }
+        return replies;
+    }
+
+    std::vector<Replies> search_batch(std::vector<SearchItem>& batch) {
+        std::lock_guard lock(engine_mutex);
+        std::vector<float> vectors;
+        SearchQueries queries;
+        queries.dim = dim;
+        std::size_t k = 1;
+        for (const auto& item : batch) {
+            vectors.insert(vectors.end(), item.records.vectors.begin(), item.records.vectors.end());
+            queries.row_limit.insert(queries.row_limit.end(), item.records.row_limit.begin(), item.records.row_limit.end());
+            for (const auto& rows : item.records.excluded_rows) queries.excluded.add(rows);
+            k = std::max(k, item.k);
+        }
+        queries.vectors = vectors.data();
+        queries.n_queries = queries.row_limit.size();
+        // One search at the largest k; a query's top-k is the prefix of its top-K.
+        const TopK top = index->search(queries, k);
+        const PaperLabels labels = corpus.labels(top.rows);
+        std::vector<Replies> replies(batch.size());
+        std::size_t t = 0;
+        for (std::size_t b = 0; b < batch.size(); ++b) {
+            const Resolved& r = batch[b].records;
+            for (std::size_t i = 0; i < r.size(); ++i, ++t) {
+                std::string line;
+                append_search_result_json(line, labels, r.ids[i], top, t, r.cutoff[i], r.row_limit[i], batch[b].k);
+                replies[b].push_back(std::move(line));
+            }
+        }
+        return replies;
+    }
+};
+
+ServerEngine::ServerEngine(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+
+ServerEngine::~ServerEngine() { stop(); }
+
+std::string ServerEngine::score(const nlohmann::json& body) {
+    Impl& s = *impl_;
+    const std::vector<ApiRecord> records = parse_records(body, "ideas", s.limits(), s.dim);
+    const std::size_t p = parse_count(body, "p", s.options.default_p, s.max_k);
+    const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
+    Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"));
+    for (std::size_t i = 0; i < resolved.size(); ++i) {
+        const std::vector<std::int64_t>& excluded = resolved.excluded_rows[i];
+        const std::size_t reachable =
+            reachable_papers(resolved.row_limit[i], s.corpus.size(), excluded.data(), excluded.size());
+        const std::string problem = reach_problem(p, q, reachable, resolved.cutoff[i]);
+        if (!problem.empty())
+            throw UsageError("ideas[" + std::to_string(i) + "]: " + problem + "; lower p and q, or use a later date",
+                             "ideas[" + std::to_string(i) + "]");
+    }
+    return results_body(s.score_batcher->submit(ScoreItem{std::move(resolved), p, q}).get());
+}
+
+std::string ServerEngine::search(const nlohmann::json& body) {
+    Impl& s = *impl_;
+    const std::vector<ApiRecord> records = parse_records(body, "queries", s.limits(), s.dim);
+    const std::size_t k = parse_count(body, "k", s.options.default_k, s.max_k);
+    Resolved resolved = s.resolve(records, "queries", parse_date_field(body, "cutoff"));
+    return results_body(s.search_batcher->submit(SearchItem{std::move(resolved), k}).get());
+}
+
+std::string ServerEngine::embed(const nlohmann::json& body) {
+    Impl& s = *impl_;
+    const std::vector<ApiRecord> records = parse_records(body, "records", s.limits(), s.dim);
+    if (!s.options.make_embedder) throw UsageError("this server has no encoder for text (it was started without one)");
+    Texts texts;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (!records[i].has_text())
+            throw UsageError("records[" + std::to_string(i) + "]: '" + records[i].id +
+                             "' has no \"title\" or \"text\" to embed");
+        texts.push_back(embedding_text(records[i].title, records[i].text));
+    }
+    const EmbedReply embedded = s.embed_batcher->submit(std::move(texts)).get();
+    const std::size_t out_dim = embedded.values.size() / records.size();
+    nlohmann::ordered_json reply;
+    reply["embedder"] = embedded.embedder;
+    reply["dim"] = out_dim;
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        nlohmann::ordered_json vector = nlohmann::ordered_json::array();
+        for (std::size_t c = 0; c < out_dim; ++c) vector.push_back(embedded.values[i * out_dim + c]);
+        results.push_back({{"id", records[i].id}, {"vector", std::move(vector)}});
+    }
+    reply["results"] = std::move(results);
+    return reply.dump();
+}
+
+const Corpus& ServerEngine::corpus() const { return impl_->corpus; }
+
+BatchCounts ServerEngine::batch_counts() const {
+    BatchCounts c;
+    c.score_calls = impl_->score_batcher->backend_calls();
+    c.search_calls = impl_->search_batcher->backend_calls();
+    c.embed_calls = impl_->embed_batcher->backend_calls();
+    c.score_requests = impl_->score_batcher->requests_done();
+    c.search_requests = impl_->search_batcher->requests_done();
+    c.embed_requests = impl_->embed_batcher->requests_done();
+    return c;
+}
+
+void ServerEngine::stop() {
+    if (!impl_) return;
+    impl_->score_batcher->stop();
+    impl_->search_batcher->stop();
+    impl_->embed_batcher->stop();
+}
+
+}  // namespace novelty::host

@@ -1,0 +1,49 @@
+// Reading and checking HTTP request bodies (docs/api.md). Every problem throws UsageError with a
+// message that names the field ("ideas[3].date: ...") and what to send instead; the server
+// answers it with 400.
+#pragma once
+
+#include "novelty/util/dates.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace novelty::host {
+
+/// One idea, query or record of a request body.
+struct ApiRecord {
+    std::string id;
+    std::string title;
+    std::string text;                  ///< "text", else "abstract"
+    std::optional<PartialDate> date;   ///< its own cutoff
+    std::vector<std::string> exclude;  ///< paper ids to treat as absent
+    std::vector<float> vector;         ///< given vector ("vector"), empty when none
+    bool has_text() const { return !title.empty() || !text.empty(); }
+};
+
+struct RequestLimits {
+    std::size_t max_records = 1024;
+    std::size_t max_text_bytes = 100000;
+};
+
+/// Parses a body as a JSON object; throws UsageError saying where the JSON is broken.
+nlohmann::json parse_body(const std::string& body);
+
+/// The records under `key` (an array of 1..max_records objects). Each needs an "id" (string or
+/// integer, unique in the request); "title", "text"/"abstract", "date", "exclude" and "vector"
+/// (dim finite numbers, not all zero) are optional; other keys are ignored.
+std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::string& key, const RequestLimits& limits,
+                                     std::size_t dim);
+
+/// An optional positive integer field: its value, `fallback` when absent or null; throws
+/// UsageError outside [1, max].
+std::size_t parse_count(const nlohmann::json& body, const std::string& key, std::size_t fallback, std::size_t max);
+
+/// An optional date field (YYYY, YYYY-MM or YYYY-MM-DD); nullopt when absent or null.
+std::optional<PartialDate> parse_date_field(const nlohmann::json& body, const std::string& key);
+
+}  // namespace novelty::host

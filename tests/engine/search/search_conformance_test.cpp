@@ -1,0 +1,283 @@
+// One conformance suite for every search backend, in the manner of ggml's test-backend-ops:
+// each scenario runs on {cpu, cuda-f32, cuda-f16, cuda-bf16} and is checked against the naive
+// double-precision reference (search_reference.hpp) with one tolerance per backend. The CUDA
+// variants skip without CUDA compiled in or without a device; tests/gpu/ keeps only what is
+// particular to the device (profiles, memory budgets, device errors).
+//
+// A result conforms when, for every query: it holds min(k, searchable rows) neighbours; its
+// similarities agree with the reference's rank by rank within the tolerance; and every row it
+// names is searchable (inside the query's row range, not excluded, not repeated) and has that
+// similarity to the query (within the tolerance). Ties may then be broken either way, as
+// DESIGN.md says: similarity values are compared, not ids.
+#include "novelty/search/backends.hpp"
+#include "novelty/search/devices.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/search/search.hpp"
+#include "search_reference.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace novelty {
+namespace {
+
+struct BackendCase {
+    std::string name;       ///< cpu, cuda-f32, cuda-f16, cuda-bf16
+    float tolerance = 0;    ///< on similarities
+};
+
+void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.name; }
+
+std::string case_name(const ::testing::TestParamInfo<BackendCase>& info) {
+    std::string name = info.param.name;
+    std::replace(name.begin(), name.end(), '-', '_');
+    return name;
+}
+
+class SearchConformance : public ::testing::TestWithParam<BackendCase> {
+protected:
+    void SetUp() override {
+        if (GetParam().name == "cpu") return;
+        if (!cuda_compiled()) GTEST_SKIP() << "CUDA is not compiled into this build";
+        if (list_devices().empty()) GTEST_SKIP() << "no CUDA device";
+    }
+
+    /// The backend under test; `memory_budget` (bytes, CUDA only) small enough streams the corpus.
+    std::unique_ptr<SearchBackend> backend(std::size_t memory_budget = 0) const {
+        const std::string& name = GetParam().name;
+        if (name == "cpu") return make_cpu_backend();
+        CudaBackendOptions options;
+        options.storage = parse_storage(name.substr(5));
+        options.memory_budget = memory_budget;
+        return make_cuda_backend(options);
+    }
+
+    float tolerance() const { return GetParam().tolerance; }
+};
+
+using test::make_queries;
+
+std::vector<std::int64_t> excluded_of(const SearchQueries& q, std::size_t i) {
+    if (q.excluded.n_items() == 0) return {};
+    return std::vector<std::int64_t>(q.excluded.begin(i), q.excluded.begin(i) + q.excluded.size(i));
+}
+
+/// Double-precision similarity of query i to corpus row `row`.
+double exact_sim(const VectorView& corpus, const SearchQueries& q, std::size_t i, std::int64_t row) {
+    double dot = 0, norm = 0;
+    for (std::size_t c = 0; c < q.dim; ++c) {
+        dot += test::element(corpus, static_cast<std::size_t>(row), c) * q.vectors[i * q.dim + c];
+        norm += double(q.vectors[i * q.dim + c]) * q.vectors[i * q.dim + c];
+    }
+    return dot / std::sqrt(norm);
+}
+
+/// Checks `got` against the reference for every query (see the file comment). `candidates`,
+/// when given, restricts each query to its own rows.
+void expect_conforms(const TopK& got, const VectorView& corpus, const SearchQueries& q, std::size_t k, float tol,
+                     const RowLists* candidates = nullptr) {
+    ASSERT_EQ(got.n_queries, q.n_queries);
+    ASSERT_EQ(got.k, k);
+    for (std::size_t i = 0; i < q.n_queries; ++i) {
+        const std::size_t begin = q.row_begin.empty() ? 0 : q.row_begin[i];
+        const std::size_t limit = q.row_limit.empty() ? corpus.n_rows : std::min(q.row_limit[i], corpus.n_rows);
+        std::vector<std::int64_t> excluded = excluded_of(q, i);
+        for (std::size_t row = 0; row < std::min(begin, corpus.n_rows); ++row)
+            excluded.push_back(static_cast<std::int64_t>(row));
+        std::vector<std::int64_t> only;
+        if (candidates) only.assign(candidates->begin(i), candidates->begin(i) + candidates->size(i));
+        const auto want = test::reference_topk(corpus, q.vectors + i * q.dim, limit, excluded, k,
+                                               candidates ? &only : nullptr);
+        ASSERT_EQ(got.count[i], want.size()) << "query " << i;
+        std::set<std::int64_t> seen;
+        for (std::size_t r = 0; r < want.size(); ++r) {
+            EXPECT_NEAR(got.sim(i, r), want[r].sim, tol) << "query " << i << " rank " << r;
+            const std::int64_t row = got.row(i, r);
+            ASSERT_GE(row, static_cast<std::int64_t>(begin)) << "query " << i << " rank " << r;
+            ASSERT_LT(row, static_cast<std::int64_t>(limit)) << "query " << i << " rank " << r;
+            EXPECT_EQ(std::find(excluded.begin(), excluded.end(), row), excluded.end()) << "excluded row " << row;
+            EXPECT_TRUE(seen.insert(row).second) << "row " << row << " twice for query " << i;
+            if (candidates) EXPECT_NE(std::find(only.begin(), only.end(), row), only.end()) << "not a candidate";
+            EXPECT_NEAR(got.sim(i, r), exact_sim(corpus, q, i, row), tol) << "query " << i << " row " << row;
+        }
+        for (std::size_t r = want.size(); r < k; ++r) EXPECT_EQ(got.row(i, r), -1);
+    }
+}
+
+TEST_P(SearchConformance, RandomShapesAndTilings) {
+    // Dimensions from 1 to 1024 (not multiples of 8 too), k from 1 to more than the rows.
+    struct Shape {
+        std::size_t n_corpus, n_queries, dim, k;
+    };
+    for (const Shape& s : {Shape{300, 20, 1, 5}, Shape{500, 33, 7, 10}, Shape{2000, 40, 384, 100},
+                           Shape{1500, 17, 1024, 64}, Shape{40, 5, 384, 100}, Shape{3000, 300, 16, 1}}) {
+        const auto corpus_values = test::random_unit_rows(s.n_corpus, s.dim, 11 + s.dim);
+        const auto query_values = test::random_unit_rows(s.n_queries, s.dim, 97 + s.dim);
+        const VectorView corpus = VectorView::of(corpus_values, s.dim);
+        const SearchQueries queries = make_queries(query_values, s.dim);
+        auto index = backend()->build(corpus);
+        for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{7, 13, 1}, SearchTuning{64, 100, 2}}) {
+            index->tuning = tuning;
+            SCOPED_TRACE("N=" + std::to_string(s.n_corpus) + " dim=" + std::to_string(s.dim) + " k=" +
+                         std::to_string(s.k) + " tiles " + std::to_string(tuning.query_tile) + "x" +
+                         std::to_string(tuning.corpus_tile));
+            expect_conforms(index->search(queries, s.k), corpus, queries, s.k, tolerance());
+        }
+    }
+}
+
+TEST_P(SearchConformance, PlainSearchAcrossTileBoundaries) {
+    const std::size_t n = 3000, dim = 37, k = 40;
+    const auto corpus_values = test::random_unit_rows(n, dim, 1);
+    const auto query_values = test::random_unit_rows(57, dim, 2);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    auto index = backend()->build(corpus);
+    expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+    index->tuning.query_tile = 5;  // the same index with tiles that do not divide the shapes
+    index->tuning.corpus_tile = 97;
+    expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+}
+
+TEST_P(SearchConformance, CutoffsExclusionsAndRowRanges) {
+    const std::size_t n = 2000, dim = 24, n_queries = 40, k = 25;
+    const auto corpus_values = test::random_unit_rows(n, dim, 3);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 4);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        // Limits from 0 (nothing searchable) through tile edges to past the corpus; begins
+        // from 0 to past the limit (nothing searchable either).
+        const std::size_t limits[] = {0, 1, 24, 25, 97, 1000, 1999, 2000, 5000};
+        queries.row_limit.push_back(limits[i % 9]);
+        queries.row_begin.push_back(i % 4 == 0 ? 0 : (i * 37) % 1500);
+        std::vector<std::int64_t> excluded;
+        for (std::size_t e = 0; e < i % 5; ++e) excluded.push_back(static_cast<std::int64_t>((i * 131 + e * 17) % n));
+        queries.excluded.add(excluded);
+    }
+    auto index = backend()->build(corpus);
+    index->tuning.query_tile = 7;
+    index->tuning.corpus_tile = 256;
+    expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+}
+
+TEST_P(SearchConformance, KAtOneAnd2048AndMoreThanTheRows) {
+    const std::size_t n = 2500, dim = 16;
+    const auto corpus_values = test::random_unit_rows(n, dim, 5);
+    const auto query_values = test::random_unit_rows(9, dim, 6);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    auto index = backend()->build(corpus);
+    for (const std::size_t k : {std::size_t{1}, std::size_t{2048}})
+        expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+    const VectorView small{corpus_values.data(), DType::f32, 300, dim};
+    expect_conforms(backend()->build(small)->search(queries, 2048), small, queries, 2048, tolerance());
+}
+
+TEST_P(SearchConformance, ExactTiesKeepEqualSimilarities) {
+    // Every corpus row appears four times: the k-th place falls inside groups of equal rows.
+    const std::size_t distinct = 150, dim = 12, k = 30;
+    const auto base = test::random_unit_rows(distinct, dim, 7);
+    std::vector<float> corpus_values;
+    for (int copy = 0; copy < 4; ++copy) corpus_values.insert(corpus_values.end(), base.begin(), base.end());
+    const auto query_values = test::random_unit_rows(20, dim, 8);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const SearchQueries queries = make_queries(query_values, dim);
+    expect_conforms(backend()->build(corpus)->search(queries, k), corpus, queries, k, tolerance());
+}
+
+TEST_P(SearchConformance, StreamedCorpusGivesTheSameResult) {
+    // 24 MiB of device memory: the work buffers take most of it, so a CUDA index streams the
+    // corpus in chunks; the CPU index reads it in place as always.
+    const std::size_t n = 30000, dim = 128, n_queries = 64, k = 50;
+    const auto corpus_values = test::random_unit_rows(n, dim, 9);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 10);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        queries.row_limit.push_back(i % 2 ? n : 12345);
+        queries.row_begin.push_back(i % 3 ? 0 : 4000);
+    }
+    auto streamed = backend(std::size_t{24} << 20);
+    streamed->tuning.query_tile = 16;
+    streamed->tuning.corpus_tile = 2048;
+    expect_conforms(streamed->build(corpus)->search(queries, k), corpus, queries, k, tolerance());
+}
+
+TEST_P(SearchConformance, SelfJoinDensities) {
+    const std::size_t n = 1200, dim = 20, prefix = 1000, q = 10, k_stored = 13;
+    const auto corpus_values = test::random_unit_rows(n, dim, 11);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    auto index = backend()->build(corpus);
+    index->tuning.query_tile = 64;
+    index->tuning.corpus_tile = 300;
+    const SelfJoin small = index->self_join(8, q, k_stored);  // 7 other rows: fewer than q
+    for (std::size_t row = 0; row < 8; ++row) {
+        EXPECT_TRUE(std::isnan(small.density[row])) << "row " << row;
+        EXPECT_EQ(small.rows[row * k_stored + 7], -1);
+    }
+    const SelfJoin join = index->self_join(prefix, q, k_stored);
+    ASSERT_EQ(join.n_rows, prefix);
+    ASSERT_EQ(join.k_stored, k_stored);
+    EXPECT_EQ(join.computed_by, index->label());
+    for (std::size_t row = 0; row < prefix; ++row) {
+        const auto want = test::reference_topk(corpus, corpus_values.data() + row * dim, prefix,
+                                               {static_cast<std::int64_t>(row)}, k_stored);
+        double density = 0;
+        for (std::size_t r = 0; r < q; ++r) density += 1.0 - want[r].sim;
+        EXPECT_NEAR(join.density[row], density / q, tolerance()) << "row " << row;
+        for (std::size_t r = 0; r < k_stored; ++r) {
+            EXPECT_NEAR(join.sims[row * k_stored + r], want[r].sim, tolerance()) << "row " << row << " rank " << r;
+            EXPECT_NE(join.rows[row * k_stored + r], static_cast<std::int64_t>(row));
+            EXPECT_LT(join.rows[row * k_stored + r], static_cast<std::int64_t>(prefix));
+        }
+    }
+}
+
+TEST_P(SearchConformance, CandidatesWithinRangesAndExclusions) {
+    const std::size_t n = 4000, dim = 33, n_queries = 30, k = 8;
+    const auto corpus_values = test::random_unit_rows(n, dim, 12);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 13);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    RowLists candidates;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        std::vector<std::int64_t> rows;
+        for (std::size_t c = 0; c < (i * 7) % 40; ++c) rows.push_back(static_cast<std::int64_t>((i * 977 + c * 131) % n));
+        if (!rows.empty()) rows.push_back(rows.front());  // a duplicate counts once
+        candidates.add(rows);
+        queries.row_limit.push_back(i % 3 ? n : 2500);
+        queries.row_begin.push_back(i % 4 ? 0 : 500);
+        queries.excluded.add(rows.size() > 2 ? std::vector<std::int64_t>{rows[1]} : std::vector<std::int64_t>{});
+    }
+    expect_conforms(backend()->build(corpus)->search_candidates(queries, candidates, k), corpus, queries, k,
+                    tolerance(), &candidates);
+}
+
+TEST_P(SearchConformance, BadArgumentsAreRefused) {
+    const std::size_t n = 50, dim = 8;
+    const auto corpus_values = test::random_unit_rows(n, dim, 14);
+    const auto query_values = test::random_unit_rows(2, dim, 15);
+    auto index = backend()->build(VectorView::of(corpus_values, dim));
+    SearchQueries queries = make_queries(query_values, dim);
+    EXPECT_THROW(index->search(queries, 0), UsageError);
+    EXPECT_THROW(index->search(queries, SearchIndex::max_k + 1), UsageError);
+    queries.row_begin = {1};  // one entry for two queries
+    EXPECT_THROW(index->search(queries, 3), UsageError);
+    EXPECT_THROW(backend()->build(VectorView{corpus_values.data(), DType::f32, 0, dim}), UsageError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SearchConformance,
+                         ::testing::Values(BackendCase{"cpu", 1e-5f}, BackendCase{"cuda-f32", 1e-5f},
+                                           BackendCase{"cuda-f16", 4e-3f}, BackendCase{"cuda-bf16", 3e-2f}),
+                         case_name);
+
+}  // namespace
+}  // namespace novelty
