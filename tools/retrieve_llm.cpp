@@ -2,7 +2,7 @@
 
 #include "cli_common.hpp"
 
-#include "novelty_host/llm/model_discovery.hpp"
+#include "novelty_host/claimnov/claims_setup.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -51,17 +51,15 @@ void add_retrieve_llm_flags(CLI::App& cmd, RetrieveLlmFlags& flags) {
 LlmRewriting::LlmRewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir, std::size_t n_expand,
                            std::size_t n_hyde, bool expand_single)
     : n_expand_(n_expand), n_hyde_(n_hyde) {
-    host::ChatClientOptions o;
-    o.base_url = flags.url == "env" ? "" : flags.url;
-    o.model = flags.model;
-    o.api_key = flags.key;
-    o.concurrency = flags.concurrency;
-    o.timeout_seconds = flags.timeout;
-    o.max_retries = flags.retries;
-    o.max_tokens = flags.max_tokens;
-    o = host::with_server_model(host::chat_options_from_env(o, flags.concurrency_given));
-    o.cache_path = response_cache(flags, corpus_dir);
-    client_ = std::make_unique<host::ChatClient>(o);
+    host::ClaimsLlmSettings settings;
+    settings.llm_key = flags.key;
+    settings.concurrency = flags.concurrency;
+    settings.concurrency_given = flags.concurrency_given;
+    settings.timeout_seconds = flags.timeout;
+    settings.retries = flags.retries;
+    settings.max_tokens = flags.max_tokens;
+    settings.response_cache = response_cache(flags, corpus_dir);
+    client_ = host::make_chat_client(settings, flags.url == "env" ? "" : flags.url, flags.model);
     if (n_expand_ > 0)
         expand_ = std::make_unique<host::LlmRewriter>(
             *client_, expand_single ? host::RewriteKind::continue_ : host::RewriteKind::expand);

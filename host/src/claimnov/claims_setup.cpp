@@ -15,9 +15,7 @@
 
 namespace novelty::host {
 
-namespace {
-
-std::unique_ptr<ChatClient> make_client(const ClaimsLlmSettings& s, const std::string& url, const std::string& model) {
+std::unique_ptr<ChatClient> make_chat_client(const ClaimsLlmSettings& s, const std::string& url, const std::string& model) {
     ChatClientOptions o;
     o.base_url = url;
     o.model = model;
@@ -29,6 +27,9 @@ std::unique_ptr<ChatClient> make_client(const ClaimsLlmSettings& s, const std::s
     o.cache_path = s.response_cache;
     return std::make_unique<ChatClient>(with_server_model(chat_options_from_env(o, s.concurrency_given)));
 }
+
+namespace {
+
 
 /// A number in a flag value; throws UsageError naming the flag.
 double number_in(const std::string& text, const std::string& what) {
@@ -98,14 +99,14 @@ ClaimStageSet::ClaimStageSet(const ClaimsLlmSettings& s) : impl_(std::make_uniqu
         i.extractor = make_offline_extractor();
         i.grader = make_offline_grader();
     } else {
-        i.llm_client = make_client(s, s.llm == "env" ? "" : s.llm, s.llm_model);
+        i.llm_client = make_chat_client(s, s.llm == "env" ? "" : s.llm, s.llm_model);
         i.extractor = make_llm_extractor(*i.llm_client);
         i.grader = make_llm_grader(*i.llm_client);
     }
     i.approximate = i.extractor->approximate() || i.grader->approximate();
     i.rule_judge = make_rule_judge(i.approximate ? offline_label : "rule");
     if (s.judge != "rule" && s.judge != "llm" && s.judge != "auto") {
-        i.judge_client = make_client(s, s.judge, s.judge_model.empty() ? s.llm_model : s.judge_model);
+        i.judge_client = make_chat_client(s, s.judge, s.judge_model.empty() ? s.llm_model : s.judge_model);
         i.llm_judge = make_llm_judge(*i.judge_client, s.judge_view);
     } else if (i.llm_client) {
         i.llm_judge = make_llm_judge(*i.llm_client, s.judge_view);

@@ -37,6 +37,11 @@ struct ClaimsLlmSettings {
     std::string response_cache;   ///< SQLite file of LLM answers; "" = no cache
 };
 
+/// A chat client for the LLM at `url` ("" = $NOVELTY_LLM_BASE_URL) with `model` ("" = the
+/// environment's, else the server's only model), with the settings' key, concurrency, timeout,
+/// retries, answer length and response cache. Shared by ClaimNov and the retrieval rewriters.
+std::unique_ptr<ChatClient> make_chat_client(const ClaimsLlmSettings& s, const std::string& url, const std::string& model);
+
 /// The method's constants as flags give them (`--alpha`, `--weights`, `--threshold`).
 struct ClaimsMethodSettings {
     double alpha = 0.5;       ///< rank discount of a(c), in (0, 1]
