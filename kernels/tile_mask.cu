@@ -1,5 +1,5 @@
-// See tile_mask.cuh. One block per tile row: the threads clear the columns past the row limit
-// and before the row begin;
+// See tile_mask.cuh. One block per tile row: the threads clear the columns past the row limit,
+// before the row begin and outside the row filter;
 // thread 0 clears the self column and the excluded columns (a handful per query).
 #include "tile_mask.cuh"
 
@@ -26,6 +26,13 @@ __global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t 
         std::int64_t end_masked = mask.row_begin[r] - mask.first_col;
         if (end_masked > n_cols) end_masked = n_cols;
         for (std::int64_t c = threadIdx.x; c < end_masked; c += blockDim.x) row[c] = minus_inf;
+    }
+    if (mask.filter_index != nullptr && mask.filter_index[r] >= 0) {
+        const std::uint64_t* words = mask.filter_words + mask.filter_index[r] * mask.filter_stride;
+        for (std::int64_t c = threadIdx.x; c < n_cols; c += blockDim.x) {
+            const std::int64_t column_row = mask.first_col + c;
+            if (((words[column_row >> 6] >> (column_row & 63)) & 1u) == 0) row[c] = minus_inf;
+        }
     }
     if (threadIdx.x != 0) return;
     if (mask.self_row0 >= 0) {

@@ -1,7 +1,8 @@
 // Masks entries of a query x corpus similarity tile that must not be selected, by setting them
 // to -inf: columns at or beyond each query's searchable row limit (a date cutoff is a row
-// prefix), columns below each query's first searchable row (a split date's window), each
-// query's own row (self-join), and each query's excluded rows.
+// prefix), columns below each query's first searchable row (a split date's window), columns
+// its row filter does not allow (metadata filters), each query's own row (self-join), and each
+// query's excluded rows.
 //
 // Shapes: `sims` is n_queries x n_cols float32, row-major with leading dimension `ld`, in
 // device memory; tile row r is query r of the tile, tile column c is corpus row first_col + c.
@@ -28,6 +29,12 @@ struct TileMask {
     /// excluded_rows[excluded_offsets[r] .. excluded_offsets[r + 1]). Null: none.
     const std::int64_t* excluded_offsets = nullptr;
     const std::int64_t* excluded_rows = nullptr;
+    /// Row filters as bitmasks: tile query r may find corpus row c only when bit c % 64 of word
+    /// c / 64 of filter filter_index[r] is set; filter f's words start at filter_words +
+    /// f * filter_stride. filter_index[r] < 0: no filter for that query. Null: no filters.
+    const std::int32_t* filter_index = nullptr;
+    const std::uint64_t* filter_words = nullptr;
+    std::int64_t filter_stride = 0;
 };
 
 /// One block per tile row. Throws KernelError when the launch fails.

@@ -71,6 +71,7 @@ QueryInput load_text_queries(const Corpus& corpus, const QueryFlags& flags) {
     std::optional<PartialDate> default_cutoff;
     if (!flags.cutoff.empty()) default_cutoff = parse_cutoff(flags.cutoff);
     input.scopes = resolve_scopes(corpus, input.records, default_cutoff, split_ids(flags.exclude), true);
+    input.filters = record_filters(corpus, input.records, run_filter(flags.filter));
     return input;
 }
 
@@ -153,8 +154,9 @@ public:
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t local = i - begin;
             const std::span<const std::int64_t> excluded(input.scopes[i].excluded_rows);
+            const RowFilter* filter = input.filters.empty() ? nullptr : input.filters[i].get();
             Ranking bm25;
-            if (need_bm25_) bm25 = bm25_->rank(texts[i], input.scopes[i].row_limit, excluded, depth_);
+            if (need_bm25_) bm25 = bm25_->rank(texts[i], input.scopes[i].row_limit, excluded, depth_, filter);
             for (const auto& m : methods_) {
                 if (m == "dense") out[local][m] = truncated(dense[local], args_.k);
                 if (m == "bm25") out[local][m] = truncated(bm25, args_.k);
@@ -177,7 +179,7 @@ public:
                     const auto rank_text = [&](const std::string& text) {
                         std::vector<Ranking> rankings;
                         if (m != "bm25") rankings.push_back(dense_one(input, i, vectors, v));
-                        if (m != "dense") rankings.push_back(bm25_->rank(text, input.scopes[i].row_limit, excluded, depth_));
+                        if (m != "dense") rankings.push_back(bm25_->rank(text, input.scopes[i].row_limit, excluded, depth_, filter));
                         ++v;
                         return rankings;
                     };
@@ -209,6 +211,7 @@ private:
         q.dim = dim;
         q.row_limit = {input.scopes[i].row_limit};
         q.excluded.add(input.scopes[i].excluded_rows);
+        if (!input.filters.empty()) q.filters = {input.filters[i]};
         return dense_rankings(*index_, q, depth_)[0];
     }
 
@@ -441,6 +444,7 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
         ->check(CLI::NonNegativeNumber);
     add_device_flags(cmd, args->device);
     add_embedder_flags(*cmd, args->queries.embedder);
+    add_filter_flags(*cmd, args->queries.filter);
     cmd->add_flag("-q,--quiet", args->queries.quiet, "No progress on stderr");
     cmd->callback([args, &exit_code] { exit_code = run_guarded([&] { return run_retrieve(*args); }); });
 }

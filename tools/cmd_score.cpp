@@ -232,6 +232,7 @@ void add_score_command(CLI::App& app, int& exit_code) {
     score->add_option("--threads", a->ideas.threads, "Worker threads (default: all cores)")
         ->check(CLI::NonNegativeNumber);
     add_embedder_flags(*score, a->ideas.embedder);
+    add_filter_flags(*score, a->ideas.filter);
     score->add_flag("-q,--quiet", a->ideas.quiet, "No progress on stderr");
     score->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_score(*a); }); });
 }

@@ -281,6 +281,7 @@ void add_search_commands(CLI::App& app, int& exit_code) {
         ->check(CLI::NonNegativeNumber);
     add_device_flags(search, search_args->device);
     add_embedder_flags(*search, search_args->queries.embedder);
+    add_filter_flags(*search, search_args->queries.filter);
     search->add_flag("-q,--quiet", search_args->queries.quiet, "No progress on stderr");
     search->callback([search_args, &exit_code] { exit_code = run_guarded([&] { return run_search(*search_args); }); });
 

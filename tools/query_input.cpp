@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -164,6 +166,54 @@ std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<
     return scopes;
 }
 
+void add_filter_flags(CLI::App& cmd, FilterFlags& flags) {
+    cmd.add_option("--field", flags.fields, "Only papers of these fields (comma-separated, as 'corpus info' lists them)");
+    cmd.add_option("--venue", flags.venues, "Only papers of these venues (comma-separated, exact names)");
+    cmd.add_option("--min-citations", flags.min_citations, "Only papers with at least this many citations")
+        ->check(CLI::NonNegativeNumber);
+    cmd.add_option("--papers", flags.papers, "Only the papers listed in this file (one id per line)");
+}
+
+PaperFilter run_filter(const FilterFlags& flags) {
+    PaperFilter filter;
+    filter.fields = split_ids(flags.fields);
+    filter.venues = split_ids(flags.venues);
+    if (flags.min_citations >= 0) filter.min_citations = flags.min_citations;
+    if (!flags.papers.empty()) {
+        std::ifstream in(flags.papers);
+        if (!in) throw InputError(flags.papers, 0, "cannot be read");
+        filter.papers.emplace();
+        std::size_t line_number = 0;
+        for (std::string line; std::getline(in, line);) {
+            ++line_number;
+            const std::size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+            if (first != std::string::npos) filter.papers->push_back(line.substr(first, last - first + 1));
+        }
+        if (filter.papers->empty()) throw InputError(flags.papers, line_number, "names no paper");
+    }
+    return filter;
+}
+
+std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpus, const std::vector<QueryRecord>& records,
+                                                             const PaperFilter& run) {
+    bool any = !run.empty();
+    for (const QueryRecord& r : records) any = any || (r.filter && !r.filter->empty());
+    if (!any) return {};
+    std::map<std::string, std::shared_ptr<const RowFilter>> by_key;
+    std::vector<std::shared_ptr<const RowFilter>> filters;
+    for (const QueryRecord& r : records) {
+        const PaperFilter filter = r.filter ? run.and_also(*r.filter) : run;
+        if (filter.empty()) {
+            filters.push_back(nullptr);
+            continue;
+        }
+        auto& rows = by_key[filter.key()];
+        if (!rows) rows = std::make_shared<const RowFilter>(rows_matching(corpus, filter));
+        filters.push_back(rows);
+    }
+    return filters;
+}
+
 std::vector<std::string> split_ids(const std::string& list) {
     std::vector<std::string> ids;
     std::stringstream ss(list);
@@ -178,6 +228,7 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
     options.vectors_path = flags.vectors;
     if (!flags.cutoff.empty()) options.cutoff = parse_cutoff(flags.cutoff);
     options.exclude = split_ids(flags.exclude);
+    const PaperFilter filter = run_filter(flags.filter);
     EmbedderFlags embedder_flags = flags.embedder;
     embedder_flags.threads = flags.threads;
     options.make_embedder = [&] { return embedder_for_corpus(corpus, embedder_flags); };
@@ -185,6 +236,7 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
     options.on_embed_progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
     QueryInput input = load_query_input(corpus, options);
     bar.finish();
+    input.filters = record_filters(corpus, input.records, filter);
     return input;
 }
 
@@ -196,6 +248,7 @@ SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_
     for (std::size_t i = begin; i < end; ++i) {
         q.row_limit.push_back(input.scopes[i].row_limit);
         q.excluded.add(input.scopes[i].excluded_rows);
+        if (!input.filters.empty()) q.filters.push_back(input.filters[i]);
     }
     return q;
 }
@@ -208,6 +261,7 @@ ScoreInput score_batch_of(const QueryInput& input, const std::vector<std::size_t
         vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
         batch.row_limit.push_back(input.scopes[i].row_limit);
         batch.excluded.add(input.scopes[i].excluded_rows);
+        if (!input.filters.empty()) batch.filters.push_back(input.filters[i]);
     }
     batch.vectors = vectors.data();
     batch.n_ideas = which.size();

@@ -5,11 +5,14 @@
 
 #include "embedder_choice.hpp"
 #include "novelty/corpus/corpus.hpp"
+#include "novelty/corpus/paper_filter.hpp"
 #include "novelty/encoder/embedder.hpp"
 #include "novelty/io/query_records.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty/search/search.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <memory>
@@ -65,6 +68,9 @@ struct QueryInput {
     /// Per query: its row limit (cutoff), its cutoff's text, the rows and ids it leaves out (its
     /// own paper included) and the excluded ids not in the corpus.
     std::vector<RecordScope> scopes;
+    /// Metadata filters as SearchQueries::filters: empty when no filter was given; else one per
+    /// query (the run's and the record's together; equal filters share one bitmask).
+    std::vector<std::shared_ptr<const RowFilter>> filters;
 };
 
 /// The scope of each record: its own date or `cutoff`, `exclude` plus its own exclusions, and
@@ -79,6 +85,14 @@ std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<
 /// dimension mismatch, NaN/Inf or zero vectors.
 QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options);
 
+/// The metadata filter flags (--field, --venue, --min-citations, --papers).
+struct FilterFlags {
+    std::string fields;  ///< comma-separated
+    std::string venues;  ///< comma-separated
+    long long min_citations = -1;  ///< -1 = no floor
+    std::string papers;  ///< a file of paper ids, one per line
+};
+
 /// The flags every command that reads queries or ideas shares.
 struct QueryFlags {
     std::string path;        ///< --queries / --ideas
@@ -86,9 +100,18 @@ struct QueryFlags {
     std::string cutoff;      ///< --cutoff
     std::string exclude;     ///< --exclude, comma-separated ids
     EmbedderFlags embedder;  ///< --embedder and friends, for text records
+    FilterFlags filter;      ///< metadata filters for every query
     std::size_t threads = 0;
     bool quiet = false;
 };
+
+/// Adds --field, --venue, --min-citations and --papers to `cmd`.
+void add_filter_flags(CLI::App& cmd, FilterFlags& flags);
+/// The run's filter from its flags (reading the --papers file).
+PaperFilter run_filter(const FilterFlags& flags);
+/// Per record: the run's filter with the record's own "filter"; empty when neither gives any.
+std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpus, const std::vector<QueryRecord>& records,
+                                                             const PaperFilter& run);
 
 /// Comma-separated ids ("a,b,,c" -> a, b, c).
 std::vector<std::string> split_ids(const std::string& list);

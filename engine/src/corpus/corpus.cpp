@@ -185,6 +185,17 @@ std::size_t Corpus::rows_through(const PartialDate& cutoff) const {
     return static_cast<std::size_t>(q.column_int(0));
 }
 
+void Corpus::scan_metadata(const std::function<void(std::size_t row, const std::string& field, const std::string& venue,
+                                                   const std::optional<std::int64_t>& citations)>& visit) const {
+    auto cursor = impl_->db->prepare("SELECT row, field, venue, citations FROM papers ORDER BY row");
+    while (cursor.step()) {
+        const std::optional<std::int64_t> citations =
+            cursor.column_is_null(3) ? std::nullopt : std::optional<std::int64_t>(cursor.column_int(3));
+        visit(static_cast<std::size_t>(cursor.column_int(0)), cursor.column_is_null(1) ? "" : cursor.column_text(1),
+              cursor.column_is_null(2) ? "" : cursor.column_text(2), citations);
+    }
+}
+
 std::string Corpus::identity() const {
     return sha256_hex(impl_->manifest.papers_sha256 + ":" + impl_->manifest.vectors_sha256);
 }

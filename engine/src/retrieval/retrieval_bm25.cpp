@@ -84,7 +84,7 @@ Bm25Index::Bm25Index(Bm25Index&&) noexcept = default;
 Bm25Index& Bm25Index::operator=(Bm25Index&&) noexcept = default;
 
 Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::span<const std::int64_t> excluded,
-                        std::size_t depth) {
+                        std::size_t depth, const RowFilter* filter) {
     if (depth < 1) throw UsageError("BM25 retrieval depth must be at least 1");
     Ranking ranking;
     const std::string match = fts5_query(text);
@@ -94,10 +94,11 @@ Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::spa
     q.reset();
     q.bind(1, match);
     q.bind(2, static_cast<std::int64_t>(row_limit));
-    q.bind(3, static_cast<std::int64_t>(depth + skip.size()));
+    // A filter may reject any number of matches: then every match is read (LIMIT -1).
+    q.bind(3, filter ? std::int64_t{-1} : static_cast<std::int64_t>(depth + skip.size()));
     while (q.step() && ranking.size() < depth) {
         const std::int64_t row = q.column_int(0);
-        if (skip.count(row)) continue;
+        if (skip.count(row) || (filter && !filter->allows(row))) continue;
         ranking.rows.push_back(row);
         ranking.scores.push_back(-q.column_double(1));
     }

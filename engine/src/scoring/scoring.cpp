@@ -97,7 +97,7 @@ std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, con
         // Too many of the cached neighbours are excluded: search this row's neighbours directly.
         std::vector<float> v(corpus_.manifest().dim);
         corpus_.vectors().row_as_f32(row, v.data());
-        SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}};
+        SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}, {}};
         std::vector<std::int64_t> left_out = excluded;
         left_out.push_back(static_cast<std::int64_t>(row));
         query.excluded.add(left_out);
@@ -202,7 +202,7 @@ void Scorer::score_idea(std::size_t i, const ScoreInput& input, const Searches& 
     const TopK& top = found.top;
     if (top.count[i] < k)
         throw UsageError("idea " + std::to_string(i) + ": p = " + std::to_string(p) + " and q = " + std::to_string(q) +
-                         " need " + std::to_string(k) + " papers, but its cutoff and exclusions leave " +
+                         " need " + std::to_string(k) + " papers, but its cutoff, exclusions and filter leave " +
                          std::to_string(top.count[i]));
     for (std::size_t r = 0; r < k; ++r) {
         s.neighbor_rows.push_back(top.row(i, r));
@@ -214,7 +214,7 @@ void Scorer::score_idea(std::size_t i, const ScoreInput& input, const Searches& 
 
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     const std::size_t n = input.n_ideas;
-    SearchQueries queries{input.vectors, n, input.dim, {}, input.row_limit, input.excluded};
+    SearchQueries queries{input.vectors, n, input.dim, {}, input.row_limit, input.excluded, input.filters};
     if (queries.row_limit.empty()) queries.row_limit.assign(n, corpus_.size());
     const Searches found = search_all(queries);
     std::vector<IdeaScore> scores(n);

@@ -3,6 +3,7 @@
 #include "novelty/util/error.hpp"
 #include "novelty/search/search.hpp"
 
+#include <bit>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -37,6 +38,17 @@ void check_k(std::size_t k) {
         throw UsageError("k must be between 1 and " + std::to_string(SearchBackend::max_k) + ", not " + std::to_string(k));
 }
 
+/// Filters: none, one for all queries, or one per query, each over the index's rows.
+void check_filters(const VectorView& corpus, const SearchQueries& queries) {
+    if (queries.filters.size() > 1 && queries.filters.size() != queries.n_queries)
+        throw UsageError("filters has " + std::to_string(queries.filters.size()) + " entries for " +
+                         std::to_string(queries.n_queries) + " queries (give none, one, or one per query)", "filters");
+    for (const auto& filter : queries.filters)
+        if (filter && (filter->n_rows != corpus.n_rows || filter->words.size() != (corpus.n_rows + 63) / 64))
+            throw UsageError("a filter covers " + std::to_string(filter->n_rows) + " rows but the index has " +
+                             std::to_string(corpus.n_rows), "filters");
+}
+
 /// Where a query failed the checks: the lowest such query and why (npos: none failed).
 struct BadQuery {
     std::size_t index = std::numeric_limits<std::size_t>::max();
@@ -63,6 +75,7 @@ SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries,
     if (queries.excluded.n_items() != 0 && queries.excluded.n_items() != queries.n_queries)
         throw UsageError("excluded has " + std::to_string(queries.excluded.n_items()) + " lists for " +
                          std::to_string(queries.n_queries) + " queries");
+    check_filters(corpus, queries);
     const std::size_t dim = queries.dim, n = queries.n_queries;
     storage.reset(new float[n * dim]);
     std::mutex bad_mutex;
@@ -143,6 +156,12 @@ TopK SearchIndex::search_candidates(const SearchQueries& queries, const RowLists
                              std::to_string(corpus_.n_rows) + " rows)");
     std::unique_ptr<float[]> storage;
     return search_candidates_impl(normalised(corpus_, queries, storage), candidates, k);
+}
+
+std::size_t RowFilter::count() const {
+    std::size_t n = 0;
+    for (std::uint64_t word : words) n += static_cast<std::size_t>(std::popcount(word));
+    return n;
 }
 
 }  // namespace novelty

@@ -32,7 +32,8 @@ std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& qu
 }
 
 std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t begin,
-                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted) {
+                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted,
+                                         const RowFilter* filter) {
     std::vector<std::int64_t> rows(candidates.begin(item), candidates.begin(item) + candidates.size(item));
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
@@ -40,6 +41,7 @@ std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t
                               [&](std::int64_t row) {
                                   if (row < 0 || static_cast<std::size_t>(row) < begin || static_cast<std::size_t>(row) >= limit)
                                       return true;
+                                  if (filter != nullptr && !filter->allows(row)) return true;
                                   return excluded_sorted != nullptr &&
                                          std::binary_search(excluded_sorted->begin(), excluded_sorted->end(), row);
                               }),

@@ -28,10 +28,11 @@ std::size_t columns_below_limit(std::size_t limit, std::size_t first_col, std::s
 /// exclusions.
 std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries);
 
-/// Item `item`'s candidate rows, ascending, each once, only those in [begin, limit), and
-/// without the rows in `excluded_sorted` (may be null).
+/// Item `item`'s candidate rows, ascending, each once, only those in [begin, limit), allowed
+/// by `filter` (null: all), and without the rows in `excluded_sorted` (may be null).
 std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t begin,
-                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted);
+                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted,
+                                         const RowFilter* filter = nullptr);
 
 /// An n_queries x k result with nothing found yet: rows -1, similarities -inf, counts 0.
 TopK empty_top_k(std::size_t n_queries, std::size_t k);

@@ -91,6 +91,9 @@ void expect_conforms(const TopK& got, const VectorView& corpus, const SearchQuer
         std::vector<std::int64_t> excluded = excluded_of(q, i);
         for (std::size_t row = 0; row < std::min(begin, corpus.n_rows); ++row)
             excluded.push_back(static_cast<std::int64_t>(row));
+        if (const RowFilter* filter = q.filter(i))  // rows outside the filter are as if excluded
+            for (std::size_t row = 0; row < corpus.n_rows; ++row)
+                if (!filter->allows(static_cast<std::int64_t>(row))) excluded.push_back(static_cast<std::int64_t>(row));
         std::vector<std::int64_t> only;
         if (candidates) only.assign(candidates->begin(i), candidates->begin(i) + candidates->size(i));
         const auto want = test::reference_topk(corpus, q.vectors + i * q.dim, limit, excluded, k,
@@ -259,6 +262,49 @@ TEST_P(SearchConformance, CandidatesWithinRangesAndExclusions) {
     }
     expect_conforms(backend()->build(corpus)->search_candidates(queries, candidates, k), corpus, queries, k,
                     tolerance(), &candidates);
+}
+
+/// A filter over n rows allowing those with row % modulus == residue.
+std::shared_ptr<const RowFilter> every_nth(std::size_t n, std::size_t modulus, std::size_t residue) {
+    auto filter = std::make_shared<RowFilter>(RowFilter::none(n));
+    for (std::size_t row = residue; row < n; row += modulus) filter->allow(row);
+    return filter;
+}
+
+TEST_P(SearchConformance, RowFiltersWithRangesExclusionsAndCandidates) {
+    const std::size_t n = 3000, dim = 20, n_queries = 24, k = 30;
+    const auto corpus_values = test::random_unit_rows(n, dim, 21);
+    const auto query_values = test::random_unit_rows(n_queries, dim, 22);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    // Filters sparse and dense, one allowing nothing, one past a 64-row word edge only.
+    const std::vector<std::shared_ptr<const RowFilter>> kinds = {
+        every_nth(n, 3, 1), every_nth(n, 97, 5), std::make_shared<RowFilter>(RowFilter::none(n)), every_nth(n, 1, 0),
+        nullptr, every_nth(n, 2999, 64)};
+    SearchQueries queries = make_queries(query_values, dim);
+    RowLists candidates;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        queries.filters.push_back(kinds[i % kinds.size()]);
+        queries.row_limit.push_back(i % 4 == 3 ? 1500 : n);
+        queries.row_begin.push_back(i % 5 == 4 ? 300 : 0);
+        queries.excluded.add({static_cast<std::int64_t>((i * 211) % n), 1, 4});
+        std::vector<std::int64_t> rows;
+        for (std::size_t c = 0; c < 60; ++c) rows.push_back(static_cast<std::int64_t>((i * 389 + c * 53) % n));
+        candidates.add(rows);
+    }
+    auto index = backend()->build(corpus);
+    index->tuning.query_tile = 5;
+    index->tuning.corpus_tile = 200;
+    expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+    expect_conforms(index->search_candidates(queries, candidates, k), corpus, queries, k, tolerance(), &candidates);
+    // One filter for every query.
+    SearchQueries shared = make_queries(query_values, dim);
+    shared.filters = {every_nth(n, 7, 2)};
+    expect_conforms(index->search(shared, k), corpus, shared, k, tolerance());
+    // A filter of another size, or a count that is neither one nor one per query, is refused.
+    shared.filters = {every_nth(n + 1, 7, 2)};
+    EXPECT_THROW(index->search(shared, k), UsageError);
+    shared.filters = {kinds[0], kinds[1]};
+    EXPECT_THROW(index->search(shared, k), UsageError);
 }
 
 TEST_P(SearchConformance, BadArgumentsAreRefused) {

@@ -8,6 +8,7 @@
 #include "novelty/corpus/paper.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -132,6 +133,10 @@ public:
     /// Number of rows published on or before `cutoff` (compared by effective date). Because rows
     /// are in date order with undated papers last, these are exactly rows [0, result).
     std::size_t rows_through(const PartialDate& cutoff) const;
+    /// Calls `visit` with every paper's row, field, venue and citation count ("" / nullopt when
+    /// unknown), in row order, in one pass over the papers table.
+    void scan_metadata(const std::function<void(std::size_t row, const std::string& field, const std::string& venue,
+                                                const std::optional<std::int64_t>& citations)>& visit) const;
     /// The corpus identity for provenance: SHA-256 over the papers and vectors checksums.
     std::string identity() const;
 

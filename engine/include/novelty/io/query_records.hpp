@@ -2,6 +2,8 @@
 // optional date (cutoff) and optional ids to leave out (docs/formats.md).
 #pragma once
 
+#include "novelty/corpus/paper_filter.hpp"
+
 #include "novelty/util/dates.hpp"
 
 #include <cstddef>
@@ -20,6 +22,9 @@ struct QueryRecord {
     std::vector<std::string> exclude;   ///< paper ids to treat as absent
     /// "pool": the paper ids of the record's own candidate pool (ClaimNov); nullopt when absent.
     std::optional<std::vector<std::string>> pool;
+    /// "filter": the record's own metadata filter ({"field", "venue", "min_citations",
+    /// "papers"}), applied together with the run's; nullopt when absent.
+    std::optional<PaperFilter> filter;
     std::size_t line = 0;               ///< 1-based line in the file
 
     bool has_text() const { return !title.empty() || !text.empty(); }

@@ -54,11 +54,12 @@ public:
     Bm25Index(Bm25Index&&) noexcept;
     Bm25Index& operator=(Bm25Index&&) noexcept;
 
-    /// The `depth` best rows among [0, row_limit) that match fts5_query(text), minus `excluded`,
-    /// by BM25 score descending (score = -bm25(), so higher is better), ties by lower row.
-    /// Empty when no term matches or row_limit is 0. Requires depth >= 1.
+    /// The `depth` best rows among [0, row_limit) that match fts5_query(text), minus `excluded`
+    /// and rows `filter` does not allow (null: none), by BM25 score descending (score =
+    /// -bm25(), so higher is better), ties by lower row. Empty when no term matches or row_limit
+    /// is 0. Requires depth >= 1.
     Ranking rank(const std::string& text, std::size_t row_limit, std::span<const std::int64_t> excluded,
-                 std::size_t depth);
+                 std::size_t depth, const RowFilter* filter = nullptr);
 
 private:
     struct Impl;

@@ -6,6 +6,7 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/search/search.hpp"
 
+#include <memory>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -45,6 +46,11 @@ struct ScoreInput {
     std::size_t dim = 0;
     std::vector<std::size_t> row_limit;  ///< per idea; empty = whole corpus
     RowLists excluded;                   ///< per idea; may be empty
+    /// Metadata filters (SearchQueries::filters: none, one for all, or one per idea): an idea's
+    /// neighbours, historical and contemporary papers are found among the papers its filter
+    /// allows. The neighbours' own densities stay the corpus's (within the idea's cutoff and
+    /// exclusions), so RND compares the idea with its filtered neighbours on the corpus's scale.
+    std::vector<std::shared_ptr<const RowFilter>> filters;
 };
 
 struct IdeaScore {

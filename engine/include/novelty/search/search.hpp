@@ -42,6 +42,24 @@ struct RowLists {
     void add(const std::vector<std::int64_t>& item_rows);
 };
 
+/// A set of corpus rows as a bitmask (a metadata filter: a field, a venue, a citation floor, a
+/// list of papers): bit r % 64 of words[r / 64] set = row r may be found. Rows at or past
+/// n_rows are never allowed.
+struct RowFilter {
+    std::size_t n_rows = 0;
+    std::vector<std::uint64_t> words;  ///< (n_rows + 63) / 64 words; bits past n_rows are 0
+
+    /// A filter over n_rows rows allowing none of them.
+    static RowFilter none(std::size_t n_rows) { return RowFilter{n_rows, std::vector<std::uint64_t>((n_rows + 63) / 64, 0)}; }
+    void allow(std::size_t row) { words[row / 64] |= std::uint64_t(1) << (row % 64); }
+    bool allows(std::int64_t row) const {
+        return row >= 0 && static_cast<std::size_t>(row) < n_rows &&
+               ((words[static_cast<std::size_t>(row) / 64] >> (static_cast<std::size_t>(row) % 64)) & 1u) != 0;
+    }
+    /// Rows allowed.
+    std::size_t count() const;
+};
+
 /// What to search for: n_queries float32 query vectors (normalised by the index) and, per
 /// query, the searchable row range and the rows to leave out.
 struct SearchQueries {
@@ -57,6 +75,16 @@ struct SearchQueries {
     std::vector<std::size_t> row_limit;
     /// Per query: rows never returned (e.g. the query's own paper). Empty = none.
     RowLists excluded;
+    /// Metadata filters: empty = none; one = the same filter for every query; else one per
+    /// query (null = none for that query). Each filter covers the index's rows. Row ranges and
+    /// exclusions apply within the filter.
+    std::vector<std::shared_ptr<const RowFilter>> filters;
+
+    /// Query i's filter, or null.
+    const RowFilter* filter(std::size_t i) const {
+        if (filters.empty()) return nullptr;
+        return filters.size() == 1 ? filters[0].get() : filters[i].get();
+    }
 };
 
 /// Top-k results: n_queries x k, row-major. Query i's neighbours are

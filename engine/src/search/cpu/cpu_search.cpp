@@ -47,6 +47,7 @@ struct TopKProblem {
     std::vector<std::size_t> row_begin;        // per query; empty = 0
     std::vector<std::size_t> row_limit;        // per query; empty = corpus.n_rows
     std::vector<std::vector<std::int64_t>> excluded;  // per query, sorted; empty = none
+    const SearchQueries* filtered = nullptr;   // the queries' metadata filters; null = none
     bool exclude_self = false;                 // query i is corpus row i
     SearchTuning tuning;
 };
@@ -103,6 +104,7 @@ void offer_tile_row(const TopKProblem& problem, QueryBlock& block, std::size_t i
     const std::size_t hi = columns_below_limit(block.limit[i], c0, n_tile);
     const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[block.first + i];
     const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(block.first + i) : -1;
+    const RowFilter* filter = problem.filtered ? problem.filtered->filter(block.first + i) : nullptr;
     TopKCollector& heap = block.heaps[i];
     for (std::size_t j0 = lo; j0 < hi; j0 += scan_chunk) {
         const std::size_t n_scan = std::min(scan_chunk, hi - j0);
@@ -111,6 +113,7 @@ void offer_tile_row(const TopKProblem& problem, QueryBlock& block, std::size_t i
             const std::size_t j = j0 + above[a];
             const auto row = static_cast<std::int64_t>(c0 + j);
             if (row == self) continue;
+            if (filter && !filter->allows(row)) continue;
             if (excluded && !excluded->empty() && std::binary_search(excluded->begin(), excluded->end(), row))
                 continue;
             heap.push(row_sims[j], row);
@@ -175,6 +178,7 @@ protected:
         problem.row_begin = queries.row_begin;
         problem.row_limit = queries.row_limit;
         problem.excluded = sorted_exclusions(queries);
+        if (!queries.filters.empty()) problem.filtered = &queries;
         problem.tuning = tuning;
         return run_topk(problem, {});
     }
@@ -206,7 +210,7 @@ protected:
             const std::vector<std::int64_t> rows =
                 candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
                                searchable_rows(queries.row_limit, i, rows_view.n_rows),
-                               excluded.empty() ? nullptr : &excluded[i]);
+                               excluded.empty() ? nullptr : &excluded[i], queries.filter(i));
             std::vector<ScoredRow> storage(2 * k);
             TopKCollector heap(storage.data(), k);
             std::vector<float> buffer;

@@ -45,7 +45,7 @@ protected:
     TopK search_impl(const SearchQueries& queries, std::size_t k) override {
         const auto excluded = sorted_exclusions(queries);
         return run(queries.vectors, queries.n_queries, corpus().n_rows, k, queries.row_begin, queries.row_limit,
-                   excluded, {});
+                   excluded, {}, queries.filters.empty() ? nullptr : &queries);
     }
 
     SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
@@ -61,7 +61,8 @@ private:
     /// the profile's call line and the host re-scoring a streamed 16-bit search needs.
     TopK run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
              const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
-             const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress);
+             const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress,
+             const SearchQueries* filtered = nullptr);
 
     /// `found` (each query's rows, from the device) with similarities recomputed on the host
     /// from the float32 queries and the stored rows, ordered by the merge rule.
@@ -75,7 +76,8 @@ private:
 
 TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
                           const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
-                          const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress) {
+                          const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress,
+                          const SearchQueries* filtered) {
     cuda::DeviceScope scope(ctx_.device);
     cuda::PhaseProfile& profile = ctx_.profile;
     const auto call_start = std::chrono::steady_clock::now();
@@ -89,6 +91,7 @@ TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std:
     args.row_begin = &row_begin;
     args.row_limit = &row_limit;
     args.excluded = &excluded;
+    args.filtered = filtered;
     args.tuning = &tuning;
     args.progress = &progress;
     bool rescored = false;
@@ -158,7 +161,7 @@ TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const
     for (std::size_t i = 0; i < queries.n_queries; ++i) {
         lists[i] = candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
                                   searchable_rows(queries.row_limit, i, corpus.n_rows),
-                                  excluded.empty() ? nullptr : &excluded[i]);
+                                  excluded.empty() ? nullptr : &excluded[i], queries.filter(i));
         n_pairs += lists[i].size();
     }
     if (n_pairs == 0) return result;

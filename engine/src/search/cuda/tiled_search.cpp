@@ -80,6 +80,7 @@ private:
     void grow_workspace();
     void queries_in(std::size_t b0, std::size_t nb);
     std::size_t ranges_in(std::size_t b0, std::size_t nb);
+    void filters_in(std::size_t b0, std::size_t nb);
     // The tile selector.
     bool run_pass(std::size_t b0, std::size_t nb, std::size_t batch_limit, bool filtering);
     void search_chunk(std::size_t chunk, std::size_t chunks_needed, std::size_t b0, std::size_t nb, bool filtering,
@@ -106,8 +107,9 @@ private:
     bool rescore_ = false;
     const unsigned char* queries_d_ = nullptr;
     std::vector<std::int64_t> limits_, begins_;
-    bool has_begins_ = false, has_exclusions_ = false;
+    bool has_begins_ = false, has_exclusions_ = false, has_filters_ = false;
     DeviceBuffer excluded_offsets_d_, excluded_rows_d_;
+    DeviceBuffer filter_index_d_, filter_words_d_;
     // Tile t uses similarity buffer t % 2: the GEMM of tile t waits until the selection of
     // tile t - 2 has read that buffer; the selection of tile t waits for its GEMM.
     Event gemm_done_[2], sims_read_[2], queries_ready_;
@@ -280,6 +282,7 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
     copy_to_device(limits_, w.limits, stream_);
     has_begins_ = !args_.row_begin->empty();
     if (has_begins_) copy_to_device(begins_, w.begins, stream_);
+    filters_in(b0, nb);
     has_exclusions_ = false;
     if (args_.excluded->empty()) return batch_limit;
     std::vector<std::int64_t> offsets(nb + 1, 0), rows;
@@ -297,6 +300,32 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
         ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
     }
     return batch_limit;
+}
+
+/// The batch's row filters: each distinct filter's words once, and per query its index (-1: none).
+void TiledSearch::filters_in(std::size_t b0, std::size_t nb) {
+    has_filters_ = false;
+    if (args_.filtered == nullptr || args_.filtered->filters.empty()) return;
+    std::vector<std::int32_t> index(nb, -1);
+    std::vector<const RowFilter*> distinct;
+    for (std::size_t i = 0; i < nb; ++i) {
+        const RowFilter* filter = args_.filtered->filter(b0 + i);
+        if (filter == nullptr) continue;
+        auto at = std::find(distinct.begin(), distinct.end(), filter);
+        if (at == distinct.end()) at = distinct.insert(distinct.end(), filter);
+        index[i] = static_cast<std::int32_t>(at - distinct.begin());
+    }
+    if (distinct.empty()) return;
+    const std::size_t stride = distinct[0]->words.size();
+    std::vector<std::uint64_t> words;
+    words.reserve(distinct.size() * stride);
+    for (const RowFilter* filter : distinct) words.insert(words.end(), filter->words.begin(), filter->words.end());
+    filter_index_d_ = DeviceBuffer(index.size() * sizeof(std::int32_t));
+    filter_words_d_ = DeviceBuffer(words.size() * sizeof(std::uint64_t));
+    copy_to_device(index, filter_index_d_, stream_);
+    copy_to_device(words, filter_words_d_, stream_);
+    ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
+    has_filters_ = true;
 }
 
 // --- the tile selector ---------------------------------------------------------------------
@@ -362,6 +391,12 @@ void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, float* sims) {
     mask.first_col = i64(job.c0);
     if (self_ && b0 + job.q0 < job.c0 + job.nc && job.c0 < b0 + job.q0 + job.nq) {
         mask.self_row0 = i64(b0 + job.q0);
+        needs_mask = true;
+    }
+    if (has_filters_) {
+        mask.filter_index = filter_index_d_.as<std::int32_t>() + job.q0;
+        mask.filter_words = filter_words_d_.as<std::uint64_t>();
+        mask.filter_stride = i64((corpus_.n_rows + 63) / 64);
         needs_mask = true;
     }
     if (has_exclusions_) {

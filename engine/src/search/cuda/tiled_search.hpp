@@ -26,6 +26,7 @@ struct TiledSearchArgs {
     const std::vector<std::size_t>* row_begin = nullptr;  ///< per query, may be empty
     const std::vector<std::size_t>* row_limit = nullptr;  ///< per query, may be empty
     const std::vector<std::vector<std::int64_t>>* excluded = nullptr;  ///< per query sorted, may be empty
+    const SearchQueries* filtered = nullptr;  ///< the queries' row filters (SearchQueries::filter); null = none
     const SearchTuning* tuning = nullptr;
     const ProgressFn* progress = nullptr;
 };

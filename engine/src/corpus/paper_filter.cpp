@@ -1,0 +1,87 @@
+#include "novelty/corpus/paper_filter.hpp"
+
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/search/search.hpp"
+
+#include <algorithm>
+
+namespace novelty {
+
+namespace {
+
+std::vector<std::string> sorted_unique(std::vector<std::string> values) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return values;
+}
+
+/// Both lists at once: one alone when the other is empty (any), else their intersection.
+std::vector<std::string> both(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    if (a.empty()) return b;
+    if (b.empty()) return a;
+    const std::vector<std::string> x = sorted_unique(a), y = sorted_unique(b);
+    std::vector<std::string> out;
+    std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(out));
+    // An empty intersection must still allow nothing, not anything: a value no paper can have.
+    if (out.empty()) out.push_back(std::string(1, '\0'));
+    return out;
+}
+
+void append_list(std::string& key, const char* name, const std::vector<std::string>& values) {
+    key += name;
+    for (const auto& value : sorted_unique(values)) key += '\x1f' + value;
+    key += '\x1e';
+}
+
+}  // namespace
+
+PaperFilter PaperFilter::and_also(const PaperFilter& other) const {
+    PaperFilter out;
+    out.fields = both(fields, other.fields);
+    out.venues = both(venues, other.venues);
+    out.min_citations = min_citations;
+    if (other.min_citations && (!out.min_citations || *other.min_citations > *out.min_citations))
+        out.min_citations = other.min_citations;
+    if (papers && other.papers) {
+        const std::vector<std::string> x = sorted_unique(*papers), y = sorted_unique(*other.papers);
+        out.papers.emplace();
+        std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(*out.papers));
+    } else {
+        out.papers = papers ? papers : other.papers;
+    }
+    return out;
+}
+
+std::string PaperFilter::key() const {
+    std::string key;
+    append_list(key, "f", fields);
+    append_list(key, "v", venues);
+    key += "c" + (min_citations ? std::to_string(*min_citations) : std::string("-")) + '\x1e';
+    if (papers) append_list(key, "p", *papers);
+    return key;
+}
+
+RowFilter rows_matching(const Corpus& corpus, const PaperFilter& filter) {
+    RowFilter rows = RowFilter::none(corpus.size());
+    const std::vector<std::string> fields = sorted_unique(filter.fields), venues = sorted_unique(filter.venues);
+    const auto in = [](const std::vector<std::string>& list, const std::string& value) {
+        return list.empty() || std::binary_search(list.begin(), list.end(), value);
+    };
+    if (filter.papers) {
+        // A list of papers: look each one up, then apply the other parts to those rows only.
+        for (const auto& id : filter.papers.value())
+            if (const auto row = corpus.find_row(id)) rows.allow(*row);
+        if (fields.empty() && venues.empty() && !filter.min_citations) return rows;
+    }
+    corpus.scan_metadata([&](std::size_t row, const std::string& field, const std::string& venue,
+                             const std::optional<std::int64_t>& citations) {
+        if (filter.papers && !rows.allows(static_cast<std::int64_t>(row))) return;
+        const bool pass = in(fields, field) && in(venues, venue) &&
+                          (!filter.min_citations || (citations && *citations >= *filter.min_citations));
+        if (pass) rows.allow(row);
+        else if (filter.papers) rows.words[row / 64] &= ~(std::uint64_t(1) << (row % 64));
+    });
+    return rows;
+}
+
+}  // namespace novelty

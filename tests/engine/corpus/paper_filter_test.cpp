@@ -1,0 +1,111 @@
+// Metadata filters (novelty/corpus/paper_filter.hpp): the rows they allow, combined filters,
+// their keys, and the "filter" object of query records.
+#include "novelty/corpus/paper_filter.hpp"
+
+#include "novelty/io/query_records.hpp"
+#include "novelty/search/search.hpp"
+#include "novelty/util/error.hpp"
+#include "scoring_corpus.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+namespace novelty {
+namespace {
+
+// 30 papers "p0".."p29": field "a" for even i, "b" for odd; i % 7 citations.
+struct FilterFixture : ::testing::Test {
+    test::TempDir tmp;
+    std::string dir;
+    void SetUp() override {
+        std::vector<float> v(30 * 3, 1.0f);
+        std::vector<std::string> fields;
+        for (int i = 0; i < 30; ++i) fields.push_back(i % 2 ? "b" : "a");
+        dir = test::make_scoring_corpus(tmp, v, 3, fields);
+    }
+    /// The ids of the rows `filter` allows, sorted.
+    static std::vector<std::string> allowed(const Corpus& corpus, const RowFilter& filter) {
+        std::vector<std::string> ids;
+        for (std::size_t row = 0; row < corpus.size(); ++row)
+            if (filter.allows(static_cast<std::int64_t>(row))) ids.push_back(corpus.id_and_title(row).first);
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    }
+    static std::vector<std::string> ids_where(const std::function<bool(int)>& keep) {
+        std::vector<std::string> ids;
+        for (int i = 0; i < 30; ++i)
+            if (keep(i)) ids.push_back("p" + std::to_string(i));
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    }
+};
+
+TEST_F(FilterFixture, FieldsCitationsAndPapersEachAndTogether) {
+    const Corpus corpus = Corpus::open(dir);
+    PaperFilter field;
+    field.fields = {"b"};
+    EXPECT_EQ(allowed(corpus, rows_matching(corpus, field)), ids_where([](int i) { return i % 2 == 1; }));
+    PaperFilter cited;
+    cited.min_citations = 5;
+    EXPECT_EQ(allowed(corpus, rows_matching(corpus, cited)), ids_where([](int i) { return i % 7 >= 5; }));
+    PaperFilter listed;
+    listed.papers = std::vector<std::string>{"p3", "p4", "p5", "p13", "unknown"};
+    EXPECT_EQ(allowed(corpus, rows_matching(corpus, listed)), (std::vector<std::string>{"p13", "p3", "p4", "p5"}));
+    // Odd, at least 5 citations (13 % 7 = 6, 5 % 7 = 5; 3 % 7 = 3) and listed.
+    const PaperFilter all = field.and_also(cited).and_also(listed);
+    EXPECT_EQ(allowed(corpus, rows_matching(corpus, all)), (std::vector<std::string>{"p13", "p5"}));
+}
+
+TEST_F(FilterFixture, DisjointListsAllowNothingAndKeysAreCanonical) {
+    const Corpus corpus = Corpus::open(dir);
+    PaperFilter a, b;
+    a.fields = {"a"};
+    b.fields = {"b"};
+    EXPECT_EQ(rows_matching(corpus, a.and_also(b)).count(), 0u);
+    PaperFilter venue;
+    venue.venues = {"nowhere"};
+    EXPECT_EQ(rows_matching(corpus, venue).count(), 0u);
+    PaperFilter x, y;
+    x.fields = {"b", "a", "b"};
+    y.fields = {"a", "b"};
+    EXPECT_EQ(x.key(), y.key());
+    y.min_citations = 0;
+    EXPECT_NE(x.key(), y.key());
+    EXPECT_TRUE(PaperFilter{}.empty());
+    EXPECT_FALSE(y.empty());
+}
+
+TEST(RecordFilter, ParsedFromRecordsWithClearErrors) {
+    test::TempDir tmp;
+    test::write_file(tmp.file("q.jsonl"),
+                     "{\"id\": \"a\", \"filter\": {\"field\": \"cs\", \"venue\": [\"X\", \"Y\"], \"min_citations\": 3, "
+                     "\"papers\": [\"p1\", 7]}}\n{\"id\": \"b\"}\n");
+    const auto records = read_query_records(tmp.file("q.jsonl"));
+    ASSERT_TRUE(records[0].filter);
+    EXPECT_EQ(records[0].filter->fields, (std::vector<std::string>{"cs"}));
+    EXPECT_EQ(records[0].filter->venues, (std::vector<std::string>{"X", "Y"}));
+    EXPECT_EQ(records[0].filter->min_citations, 3);
+    EXPECT_EQ(records[0].filter->papers, (std::vector<std::string>{"p1", "7"}));
+    EXPECT_FALSE(records[1].filter);
+    const std::pair<const char*, const char*> bad[] = {
+        {"{\"id\": \"a\", \"filter\": 3}", "'filter' must be an object"},
+        {"{\"id\": \"a\", \"filter\": {\"colour\": \"red\"}}", "unknown key 'colour'"},
+        {"{\"id\": \"a\", \"filter\": {\"min_citations\": -1}}", "is negative"},
+        {"{\"id\": \"a\", \"filter\": {\"min_citations\": 2.5}}", "must be a whole number"},
+        {"{\"id\": \"a\", \"filter\": {\"field\": []}}", "'filter.field' is empty"},
+        {"{\"id\": \"a\", \"filter\": {\"venue\": [1]}}", "'filter.venue' must hold strings"},
+    };
+    for (const auto& [line, problem] : bad) {
+        test::write_file(tmp.file("bad.jsonl"), std::string("{\"id\": \"ok\"}\n") + line + "\n");
+        try {
+            read_query_records(tmp.file("bad.jsonl"));
+            ADD_FAILURE() << line;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();  // the line
+        }
+    }
+}
+
+}  // namespace
+}  // namespace novelty
