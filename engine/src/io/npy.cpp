@@ -26,8 +26,16 @@ static_assert(std::endian::native == std::endian::little, "npy.cpp assumes a lit
 
 namespace novelty {
 
-const char* dtype_name(DType dtype) { return dtype == DType::f16 ? "f16" : "f32"; }
-std::size_t dtype_size(DType dtype) { return dtype == DType::f16 ? 2 : 4; }
+const char* element_name(ElementType type) {
+    switch (type) {
+        case ElementType::f32: return "f32";
+        case ElementType::f16: return "f16";
+        case ElementType::bf16: return "bf16";
+    }
+    return "unknown";
+}
+
+std::size_t element_size(ElementType type) { return type == ElementType::f32 ? 4 : 2; }
 
 namespace {
 
@@ -36,7 +44,11 @@ constexpr std::size_t k_align = 64;           // numpy aligns the data to 64 byt
 constexpr std::size_t k_growth_digits = 21;   // numpy pads the header so the row count can grow
 const char* const k_expected = "expected little-endian float32 '<f4' or float16 '<f2'";
 
-const char* descr_of(DType dtype) { return dtype == DType::f16 ? "<f2" : "<f4"; }
+/// numpy's name of a float32 or float16 array; .npy has no bfloat16, so writing one is refused.
+const char* descr_of(DType dtype) {
+    if (dtype == DType::bf16) throw UsageError(".npy files hold float32 or float16, not bfloat16");
+    return dtype == DType::f16 ? "<f2" : "<f4";
+}
 
 std::string errno_text() { return std::strerror(errno); }
 

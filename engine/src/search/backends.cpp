@@ -6,14 +6,7 @@
 
 namespace novelty {
 
-std::string storage_name(DeviceStorage storage) {
-    switch (storage) {
-        case DeviceStorage::f16: return "f16";
-        case DeviceStorage::bf16: return "bf16";
-        case DeviceStorage::f32: return "f32";
-    }
-    return "unknown";
-}
+std::string storage_name(DeviceStorage storage) { return element_name(storage); }
 
 DeviceStorage parse_storage(const std::string& text) {
     if (text == "f16" || text == "float16") return DeviceStorage::f16;

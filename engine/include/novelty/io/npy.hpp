@@ -2,6 +2,8 @@
 // C order, one or two dimensions. Anything else is refused with an InputError naming the file.
 #pragma once
 
+#include "novelty/util/element_type.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,13 +12,13 @@
 
 namespace novelty {
 
-/// Element type of a vector file.
-enum class DType { f32, f16 };
+/// Element type of a vector file: float32 or float16 (.npy has no bfloat16; writing one is refused).
+using DType = ElementType;
 
-/// "f32" or "f16".
-const char* dtype_name(DType dtype);
-/// Size of one element in bytes (4 or 2).
-std::size_t dtype_size(DType dtype);
+/// "f32", "f16" (or "bf16"): element_name.
+inline const char* dtype_name(DType dtype) { return element_name(dtype); }
+/// Size of one element in bytes (4 or 2): element_size.
+inline std::size_t dtype_size(DType dtype) { return element_size(dtype); }
 
 /// A read-only, memory-mapped .npy array of rows x cols elements in C order. A 1-D file of
 /// length n opens as n x 1. The mapping lives as long as the object; moving is cheap.

@@ -13,9 +13,11 @@ namespace novelty {
 /// How the CUDA backend keeps the corpus on the device. 16-bit storage halves memory and
 /// doubles matrix-unit speed; products are always summed in float32. float32 storage gives the
 /// CPU backend's neighbours exactly (up to summation order).
-enum class DeviceStorage { f16, bf16, f32 };
+/// The engine's one element type (novelty/util/element_type.hpp), under the name the CUDA
+/// options use.
+using DeviceStorage = ElementType;
 
-/// "f16", "bf16", "f32".
+/// "f16", "bf16", "f32" (element_name).
 std::string storage_name(DeviceStorage storage);
 /// Parses "f16" / "float16", "bf16" / "bfloat16", "f32" / "float32"; throws UsageError otherwise.
 DeviceStorage parse_storage(const std::string& text);

@@ -137,7 +137,7 @@ cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>&
     std::vector<std::int64_t> unique_rows = pair_row;
     std::sort(unique_rows.begin(), unique_rows.end());
     unique_rows.erase(std::unique(unique_rows.begin(), unique_rows.end()), unique_rows.end());
-    const std::size_t source_row_bytes = dim * (corpus.dtype == DType::f32 ? 4 : 2);
+    const std::size_t source_row_bytes = dim * element_size(corpus.dtype);
     std::vector<unsigned char> packed(unique_rows.size() * source_row_bytes);
     for (std::size_t u = 0; u < unique_rows.size(); ++u)
         std::memcpy(packed.data() + u * source_row_bytes,

@@ -7,19 +7,6 @@
 
 namespace novelty::cuda {
 
-namespace {
-
-kernels::Element element_of(DeviceStorage storage) {
-    switch (storage) {
-        case DeviceStorage::f16: return kernels::Element::f16;
-        case DeviceStorage::bf16: return kernels::Element::bf16;
-        case DeviceStorage::f32: return kernels::Element::f32;
-    }
-    throw Error("unknown device storage");
-}
-
-}  // namespace
-
 void Workspace::ensure(DeviceBuffer& buffer, std::size_t bytes) {
     if (buffer.bytes() >= bytes) return;
     buffer = DeviceBuffer();

@@ -9,7 +9,6 @@
 
 namespace novelty::cuda {
 
-kernels::Element element_of(DType dtype) { return dtype == DType::f32 ? kernels::Element::f32 : kernels::Element::f16; }
 
 RowUploader::RowUploader(kernels::Element storage, std::size_t staging_bytes)
     : storage_(storage), staging_bytes_(staging_bytes), pinned_{PinnedBuffer(staging_bytes), PinnedBuffer(staging_bytes)} {}

@@ -14,8 +14,12 @@
 
 namespace novelty::cuda {
 
-/// The element type of a host VectorView.
-kernels::Element element_of(DType dtype);
+/// The kernels' mirror of the engine's element type (the kernels include no engine header): the
+/// same enumerators with the same values, checked here.
+constexpr kernels::Element element_of(ElementType type) { return static_cast<kernels::Element>(static_cast<int>(type)); }
+static_assert(element_of(ElementType::f32) == kernels::Element::f32);
+static_assert(element_of(ElementType::f16) == kernels::Element::f16);
+static_assert(element_of(ElementType::bf16) == kernels::Element::bf16);
 
 class RowUploader {
 public:
