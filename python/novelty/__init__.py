@@ -24,7 +24,7 @@ from . import eval
 
 __version__: str = _core.__version__
 #: True when this build has the CUDA backend (a cu13 wheel).
-cuda_compiled: bool = _core.cuda_compiled
+cuda_compiled: bool = _core.cuda_compiled()
 
 __all__ = [
     "Corpus",

@@ -11,7 +11,7 @@ NB_MODULE(_core, m) {
     using namespace novelty::python;
     m.doc() = "The novelty engine's compiled core; use the `novelty` package instead.";
     m.attr("__version__") = NOVELTY_VERSION;
-    m.attr("cuda_compiled") = novelty::cuda_compiled();
+    m.def("cuda_compiled", &novelty::cuda_compiled, "True when the CUDA backend is compiled in (a cu13 build).");
     m.def("auto_device", &novelty::auto_device, "What device='auto' resolves to here: 'cuda' or 'cpu'.");
     m.def("query_copies", &query_copies,
           "How many query arrays were copied before reaching the engine (not float32 or not C-contiguous).");
