@@ -131,6 +131,12 @@ class Index:
     @property
     def dim(self) -> int: ...
 
+    @property
+    def last_engine_seconds(self) -> float:
+        """
+        Seconds the engine itself spent in the last search (the rest of a call is the binding's).
+        """
+
     def search(self, queries: Annotated[NDArray, dict(device='cpu', writable=False)], k: int, row_limit: Sequence[int] | None = None, excluded: Sequence[Sequence[int]] | None = None) -> tuple[NDArray[numpy.float32], NDArray[numpy.int64], NDArray[numpy.int64]]:
         """
         Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.

@@ -45,6 +45,8 @@ struct IndexHandle {
     std::unique_ptr<SearchBackend> backend;
     std::unique_ptr<SearchIndex> index;
     std::mutex mutex;
+    /// Seconds the engine spent in the last search() (for measuring the binding's own cost).
+    std::atomic<double> last_engine_seconds{0};
 };
 
 /// Query vectors as the engine reads them: a pointer into the caller's array when it is float32

@@ -10,6 +10,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+
 namespace novelty::python {
 
 namespace {
@@ -69,7 +71,9 @@ SearchResult search(IndexHandle& h, const AnyArray& queries, std::size_t k,
     if (q.n > 0) {
         nb::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(h.mutex);
+        const auto start = std::chrono::steady_clock::now();
         top = h.index->search(s, k);
+        h.last_engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     std::vector<std::int64_t> counts(top.count.begin(), top.count.end());
     const std::size_t n = q.n;
@@ -98,6 +102,8 @@ void bind_index(nb::module_& m) {
         .def_prop_ro("label", [](const IndexHandle& h) { return h.index->label(); })
         .def_prop_ro("n_rows", [](const IndexHandle& h) { return h.index->n_rows(); })
         .def_prop_ro("dim", [](const IndexHandle& h) { return h.index->dim(); })
+        .def_prop_ro("last_engine_seconds", [](const IndexHandle& h) { return h.last_engine_seconds.load(); },
+                     "Seconds the engine itself spent in the last search (the rest of a call is the binding's).")
         .def("search", &search, nb::arg("queries"), nb::arg("k"), nb::arg("row_limit") = nb::none(),
              nb::arg("excluded") = nb::none(),
              "Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity "
