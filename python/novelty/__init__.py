@@ -15,6 +15,7 @@ novelty.CorpusError for a damaged corpus, novelty.NoveltyError for everything el
 
 from . import _core
 from ._core import CorpusError, InputError, NoveltyError, UsageError
+from ._claims import ClaimsChecker, claims
 from ._corpus import Corpus
 from ._embed import Embedder, default_model_dir, embed
 from ._index import Index, SearchResult
@@ -27,6 +28,7 @@ __version__: str = _core.__version__
 cuda_compiled: bool = _core.cuda_compiled()
 
 __all__ = [
+    "ClaimsChecker",
     "Corpus",
     "CorpusError",
     "Embedder",
@@ -36,6 +38,7 @@ __all__ = [
     "SearchResult",
     "UsageError",
     "cuda_compiled",
+    "claims",
     "default_model_dir",
     "embed",
     "eval",

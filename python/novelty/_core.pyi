@@ -156,3 +156,21 @@ def auroc(scores: Sequence[float], labels: Sequence[int]) -> dict:
     """
     AUROC of scores (NaN = missing, left out) against labels (1 novel, 0 not): {auroc (None without both classes), n_pos, n_neg, n_missing, reason}.
     """
+
+class ClaimsChecker:
+    """The ClaimNov check over a corpus (one run at a time)."""
+
+    @staticmethod
+    def make(corpus_dir: str, embedder: Embedder, llm: str, llm_model: str, llm_key: str, judge: str, judge_model: str, concurrency: int, timeout_seconds: float, retries: int, max_tokens: int, response_cache: str, claims_cache: str, window: int, alpha: float, weights: str, threshold: float) -> ClaimsChecker:
+        """
+        Takes the embedder's encoder (it embeds claims; it must be the corpus's).
+        """
+
+    @property
+    def approximate(self) -> bool: ...
+
+    @property
+    def stages(self) -> str: ...
+
+    def check(self, body: str, progress: object | None = None) -> str:
+        """Runs a POST /v1/claims body; returns the job's result as JSON text."""

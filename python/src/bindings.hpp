@@ -26,11 +26,23 @@ void bind_index(nb::module_& m);
 void bind_score(nb::module_& m);
 void bind_retrieve(nb::module_& m);
 void bind_eval(nb::module_& m);
+void bind_claims(nb::module_& m);
 
-/// An open corpus shared by the Python objects that use it (an index keeps its corpus alive).
+/// An open corpus shared by the Python objects that use it (an index keeps its corpus alive). A
+/// Corpus is not thread-safe (one SQLite connection): every use of its papers takes `lock`.
 struct CorpusHandle {
     std::shared_ptr<const Corpus> corpus;
+    std::shared_ptr<std::mutex> lock = std::make_shared<std::mutex>();
 };
+
+/// Runs fn() with the GIL released and `lock` held. The GIL goes first, so a thread waiting for
+/// the lock never blocks one that holds it and needs the GIL (a progress callback).
+template <typename F>
+auto with_lock(std::mutex& lock, F&& fn) {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> guard(lock);
+    return fn();
+}
 
 /// A text encoder; one call at a time (the HTTP client and the built-in encoder keep state).
 struct EmbedderHandle {
@@ -42,6 +54,7 @@ struct EmbedderHandle {
 /// calls from several Python threads take turns on `mutex` (with the GIL released).
 struct IndexHandle {
     std::shared_ptr<const Corpus> corpus;
+    std::shared_ptr<std::mutex> corpus_lock;  ///< the CorpusHandle's; taken after `mutex`
     std::unique_ptr<SearchBackend> backend;
     std::unique_ptr<SearchIndex> index;
     std::mutex mutex;

@@ -45,11 +45,7 @@ nb::dict paper_dict(const Paper& p) {
 
 /// Ids of `rows` (int64, any order, -1 for an empty slot: ""), one Python list.
 nb::list ids_of(const CorpusHandle& h, const std::vector<std::int64_t>& rows) {
-    PaperLabels labels;
-    {
-        nb::gil_scoped_release release;
-        labels = h.corpus->labels(rows, false);
-    }
+    const PaperLabels labels = with_lock(*h.lock, [&] { return h.corpus->labels(rows, false); });
     nb::list out;
     for (std::int64_t row : rows) out.append(row < 0 ? std::string() : labels.ids[labels.index_of(row)]);
     return out;
@@ -121,16 +117,19 @@ void bind_corpus(nb::module_& m) {
             const auto& e = h.corpus->manifest().embedder;
             return e ? std::optional<std::string>(e->name) : std::nullopt;
         })
-        .def_prop_ro("identity", [](const CorpusHandle& h) { return h.corpus->identity(); })
+        .def_prop_ro("identity", [](const CorpusHandle& h) { return with_lock(*h.lock, [&] { return h.corpus->identity(); }); })
         .def("vectors", [](nb::handle self) { return vectors_of(self, nb::cast<const CorpusHandle&>(self)); },
              "The normalised vectors, size x dim, a read-only view of vectors.npy (float32 or float16).")
         .def("paper", [](const CorpusHandle& h, std::size_t row) {
             if (row >= h.corpus->size()) throw UsageError("row " + std::to_string(row) + " is past the corpus's " + std::to_string(h.corpus->size()) + " rows", "row");
-            return paper_dict(h.corpus->paper(row));
+            return paper_dict(with_lock(*h.lock, [&] { return h.corpus->paper(row); }));
         }, nb::arg("row"))
-        .def("find_row", [](const CorpusHandle& h, const std::string& id) { return h.corpus->find_row(id); }, nb::arg("id"))
+        .def("find_row", [](const CorpusHandle& h, const std::string& id) {
+            return with_lock(*h.lock, [&] { return h.corpus->find_row(id); });
+        }, nb::arg("id"))
         .def("rows_through", [](const CorpusHandle& h, const std::string& date) {
-            return h.corpus->rows_through(parse_cutoff(date, "cutoff"));
+            const PartialDate cutoff = parse_cutoff(date, "cutoff");
+            return with_lock(*h.lock, [&] { return h.corpus->rows_through(cutoff); });
         }, nb::arg("date"), "Rows published on or before `date` (YYYY, YYYY-MM or YYYY-MM-DD): rows [0, result).")
         .def("ids", &ids_of, nb::arg("rows"), "The ids of the given rows (\"\" for -1).");
     m.def("import_corpus", &import_corpus_py, nb::arg("sources"), nb::arg("out_dir"), nb::arg("overwrite") = false,

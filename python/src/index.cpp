@@ -20,6 +20,7 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
                         std::size_t memory_mib, std::size_t threads) {
     auto* h = new IndexHandle;
     h->corpus = corpus.corpus;
+    h->corpus_lock = corpus.lock;
     CudaBackendOptions options;
     options.storage = parse_storage(storage);
     options.memory_budget = memory_mib << 20;
@@ -93,6 +94,7 @@ void bind_index(nb::module_& m) {
             IndexHandle* made = make_index(corpus, device, storage, memory_mib, threads);
             new (self) IndexHandle;
             self->corpus = std::move(made->corpus);
+            self->corpus_lock = std::move(made->corpus_lock);
             self->backend = std::move(made->backend);
             self->index = std::move(made->index);
             delete made;

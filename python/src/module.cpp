@@ -23,4 +23,5 @@ NB_MODULE(_core, m) {
     bind_score(m);
     bind_retrieve(m);
     bind_eval(m);
+    bind_claims(m);
 }

@@ -5,6 +5,7 @@
 #include "novelty/retrieval/retrieval.hpp"
 #include "novelty/util/error.hpp"
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -76,22 +77,23 @@ std::vector<std::map<std::string, Ranking>> rank_all(IndexHandle& h, const Query
     return out;
 }
 
-/// [{"id", "row", "rank", "score", "title"}] as the CLI's --jsonl lists a ranking.
-nb::list ranking_list(const Corpus& corpus, const Ranking& ranking) {
+/// [{"id", "row", "rank", "score", "title"}] as the CLI's --jsonl lists a ranking; `labels` holds
+/// the (id, title) of each of its rows in order.
+nb::list ranking_list(const Ranking& ranking, const std::vector<std::pair<std::string, std::string>>& labels) {
     nb::list list;
     for (std::size_t j = 0; j < ranking.size(); ++j) {
-        const auto row = static_cast<std::size_t>(ranking.rows[j]);
-        auto [id, title] = corpus.id_and_title(row);
         nb::dict d;
-        d["id"] = id;
-        d["row"] = row;
+        d["id"] = labels[j].first;
+        d["row"] = ranking.rows[j];
         d["rank"] = j + 1;
         d["score"] = ranking.scores[j];
-        d["title"] = title;
+        d["title"] = labels[j].second;
         list.append(d);
     }
     return list;
 }
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
 
 nb::list retrieve_py(IndexHandle& h, const AnyArray& vectors, RetrieveRequest r) {
     const QueryMatrix q = query_matrix(vectors, h.index->dim(), "vectors");
@@ -99,14 +101,21 @@ nb::list retrieve_py(IndexHandle& h, const AnyArray& vectors, RetrieveRequest r)
     if (r.row_limit.size() != n || r.excluded.size() != n || (q.n != n && q.n != 0))
         throw UsageError("texts, vectors, row limits and exclusions must have one entry per query", "queries");
     std::vector<std::map<std::string, Ranking>> ranked;
+    std::vector<std::map<std::string, Labels>> labels(n);
     {
         nb::gil_scoped_release release;
         ranked = rank_all(h, q, r);
+        std::lock_guard<std::mutex> lock(*h.corpus_lock);
+        for (std::size_t i = 0; i < n; ++i)
+            for (const auto& [method, ranking] : ranked[i]) {
+                Labels& list = labels[i][method];
+                for (std::int64_t row : ranking.rows) list.push_back(h.corpus->id_and_title(static_cast<std::size_t>(row)));
+            }
     }
     nb::list out;
     for (std::size_t i = 0; i < n; ++i) {
         nb::dict results;
-        for (const auto& m : r.methods) results[m.c_str()] = ranking_list(*h.corpus, ranked[i].at(m));
+        for (const auto& m : r.methods) results[m.c_str()] = ranking_list(ranked[i].at(m), labels[i].at(m));
         out.append(results);
     }
     return out;

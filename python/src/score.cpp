@@ -77,17 +77,8 @@ void check_settings(const ScoreSettings& s, const ScoreRequest& r, std::size_t n
         throw UsageError("ids, cutoffs, row limits and exclusions must have one entry per idea", "ideas");
 }
 
-std::vector<std::string> score_all(IndexHandle& h, const QueryMatrix& q, const ScoreRequest& r, const ScoreSettings& s,
-                                   nb::object progress) {
-    const Corpus& corpus = *h.corpus;
-    for (std::size_t i = 0; i < q.n; ++i) {
-        const std::size_t reachable = reachable_papers(r.row_limit[i], corpus.size(), r.excluded[i].data(), r.excluded[i].size());
-        const std::string problem = reach_problem(s.p, s.q, reachable, r.cutoffs[i]);
-        if (!problem.empty()) throw UsageError("idea '" + r.ids[i] + "': " + problem, "ideas");
-    }
-    std::string historical_from;
-    ScoreOptions options = options_of(s, corpus, historical_from);
-    options.on_density_progress = progress_callback(std::move(progress));
+ScoreReportContext report_of(const ScoreSettings& s, const Corpus& corpus, const std::string& historical_from,
+                             const std::string& backend) {
     ScoreReportContext report;
     report.corpus_identity = corpus.identity();
     report.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
@@ -98,21 +89,44 @@ std::vector<std::string> score_all(IndexHandle& h, const QueryMatrix& q, const S
     report.historical_from = historical_from;
     report.evidence = s.evidence;
     report.methods = s.methods;
-    report.backend = h.backend->label();
+    report.backend = backend;
+    return report;
+}
+
+/// The scoring itself: called without the GIL, with the index's and the corpus's locks held.
+std::vector<std::string> score_locked(IndexHandle& h, const QueryMatrix& q, const ScoreRequest& r,
+                                      const ScoreSettings& s, ProgressFn progress) {
+    const Corpus& corpus = *h.corpus;
+    for (std::size_t i = 0; i < q.n; ++i) {
+        const std::size_t reachable = reachable_papers(r.row_limit[i], corpus.size(), r.excluded[i].data(), r.excluded[i].size());
+        const std::string problem = reach_problem(s.p, s.q, reachable, r.cutoffs[i]);
+        if (!problem.empty()) throw UsageError("idea '" + r.ids[i] + "': " + problem, "ideas");
+    }
+    std::string historical_from;
+    ScoreOptions options = options_of(s, corpus, historical_from);
+    options.on_density_progress = std::move(progress);
+    const ScoreReportContext report = report_of(s, corpus, historical_from, h.backend->label());
     ScoreInput input;
     input.vectors = q.data;
     input.n_ideas = q.n;
     input.dim = q.dim;
     input.row_limit = r.row_limit;
     for (const auto& rows : r.excluded) input.excluded.add(rows);
-    std::vector<std::string> lines(q.n);
-    nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(h.mutex);
     Scorer scorer(corpus, *h.index, options);
     const std::vector<IdeaScore> scores = q.n == 0 ? std::vector<IdeaScore>{} : scorer.score(input);
+    std::vector<std::string> lines(q.n);
     for (std::size_t i = 0; i < q.n; ++i)
         lines[i] = score_result_json(corpus, report, r.ids[i], scores[i], r.cutoffs[i], r.excluded_ids[i]);
     return lines;
+}
+
+std::vector<std::string> score_all(IndexHandle& h, const QueryMatrix& q, const ScoreRequest& r, const ScoreSettings& s,
+                                   nb::object progress) {
+    ProgressFn on_progress = progress_callback(std::move(progress));
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> index_lock(h.mutex);
+    std::lock_guard<std::mutex> corpus_lock(*h.corpus_lock);
+    return score_locked(h, q, r, s, std::move(on_progress));
 }
 
 std::vector<std::string> score_py(IndexHandle& h, const AnyArray& vectors, ScoreRequest request, ScoreSettings settings,

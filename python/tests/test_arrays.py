@@ -58,6 +58,7 @@ def test_float32_queries_reach_the_engine_without_a_copy(index: novelty.Index, c
     assert novelty._core.query_copies() == before
     assert novelty._core.last_query_pointer() == big.ctypes.data
     assert result.rows.shape == (10_000, 3)
+    assert index._i.last_engine_seconds > 0
 
 
 def test_one_dimensional_query_is_one_row(index: novelty.Index, queries: np.ndarray) -> None:

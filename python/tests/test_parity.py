@@ -75,3 +75,20 @@ def test_auroc(demo_dir: str) -> None:
     assert nothing["auroc"] is None and nothing["n_missing"] == 1
     with pytest.raises(ValueError):
         novelty.eval.auroc([0.1], [2])
+
+
+def test_claims_match_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
+    proposals = ideas[:2]
+    found = index.search(novelty.embed(idea_texts(proposals)), k=15)
+    pool = sorted({i for ids in found.ids for i in ids})
+    (tmp_path / "props.jsonl").write_text("".join(json.dumps(p) + "\n" for p in proposals), encoding="utf-8")
+    (tmp_path / "pool.txt").write_text("".join(i + "\n" for i in pool), encoding="utf-8")
+    out = tmp_path / "claims.jsonl"
+    run_cli("claims", "--corpus", demo_dir, "--proposals", str(tmp_path / "props.jsonl"), "--pool",
+            str(tmp_path / "pool.txt"), "--out", str(out), "-q")
+    stages: list[str] = []
+    mine = novelty.claims(demo_dir, proposals, pool=pool, progress=lambda stage, done, total: stages.append(stage))
+    assert mine == read_jsonl(out)
+    assert stages[-1] == "proposals"
+    with pytest.raises(ValueError):
+        novelty.claims(demo_dir, [{"id": "x"}], pool=pool)
