@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import novelty
+from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +162,20 @@ def test_corpus_round_trip(tmp_path: Path, corpus: novelty.Corpus) -> None:
     assert hit.ids == [["p2"]] and hit.similarities[0, 0] == pytest.approx(1.0, abs=1e-5)
     with pytest.raises(novelty.InputError):
         made.add_vectors(np.zeros((6, 8), np.float32), ids=[f"p{i}" for i in range(6)])
+
+
+def test_corpus_embed_matches_cli(tmp_path: Path) -> None:
+    src = tmp_path / "papers.jsonl"
+    src.write_text("".join(f'{{"id": "p{i}", "title": "Graph paper {i}", "abstract": "Nodes and edges {i}.", '
+                           f'"date": "20{10 + i}"}}\n' for i in range(5)), encoding="utf-8")
+    mine = novelty.Corpus.import_([(str(src), "jsonl")], tmp_path / "mine")
+    theirs = novelty.Corpus.import_([(str(src), "jsonl")], tmp_path / "theirs")
+    done: list[int] = []
+    mine.embed(progress=lambda d, t: done.append(d))
+    run_cli("corpus", "embed", theirs.dir, "-q")
+    theirs = theirs.reopen()
+    assert mine.embedder == theirs.embedder == "all-MiniLM-L6-v2" and done[-1] == 5
+    assert np.array_equal(mine.vectors(), theirs.vectors())
 
 
 def test_progress_callback_is_called(tmp_path: Path, demo_dir: str, ideas: list[dict]) -> None:
