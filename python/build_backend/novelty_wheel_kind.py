@@ -4,7 +4,7 @@
 wheel's file name says which it is (novelty-0.1.0+cu13-cp311-cp311-linux_x86_64.whl).
 NOVELTY_CUDA (ON, OFF or AUTO, the default) chooses as the CMake option of the same name does:
 AUTO builds CUDA when nvcc is found. python/CMakeLists.txt refuses a build that would not match.
-A scikit-build-core dynamic-metadata provider (pyproject.toml, tool.scikit-build.metadata).
+A dynamic-metadata provider (pyproject.toml, [[tool.dynamic-metadata]]) for scikit-build-core.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any, Mapping
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,8 @@ def wheel_kind() -> str:
     return "cu13" if choice == "ON" else "cpu"
 
 
-def dynamic_metadata(field: str, settings: dict | None = None) -> str:
-    if field != "version":
-        raise RuntimeError(f"novelty_wheel_kind provides only the version, not {field}")
-    return f"{_project_version()}+{wheel_kind()}"
+def dynamic_metadata(settings: Mapping[str, Any], project: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The [project] fields it provides: the version alone."""
+    if settings:
+        raise RuntimeError(f"novelty_wheel_kind takes no settings, got {sorted(settings)}")
+    return {"version": f"{_project_version()}+{wheel_kind()}"}
