@@ -49,7 +49,7 @@ void SelectK::largest(const float* in_vals, const std::int64_t* in_idx, std::int
             raft::make_device_matrix_view<std::int64_t, std::int64_t, raft::row_major>(out_idx, n_rows, k);
         raft::matrix::select_k<float, std::int64_t>(state_->resources, values, indices, best_values, best_indices,
                                                      /*select_min=*/false, /*sorted=*/false, state_->algorithm);
-    } catch (const Error&) {
+    } catch (const KernelError&) {
         throw;
     } catch (const std::exception& e) {
         throw KernelError(std::string("RAFT select_k failed: ") + e.what());

@@ -99,16 +99,8 @@ Labelled match_labels(const QueryInput& input, const SweepArgs& args) {
 std::vector<NeighborProfile> compute_profiles(const Corpus& corpus, const QueryInput& input, const Labelled& lab,
                                               const SweepGrid& grid, const SweepArgs& args) {
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
-    ScoreInput batch;
     std::vector<float> vectors;
-    batch.dim = input.dim;
-    for (std::size_t i : lab.idea) {
-        vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
-        batch.row_limit.push_back(input.row_limit[i]);
-        batch.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
-    }
-    batch.vectors = vectors.data();
-    batch.n_ideas = lab.idea.size();
+    const ScoreInput batch = score_batch_of(input, lab.idea, vectors);
     ProfileOptions options;
     options.k_idea = grid.k_idea();
     options.p = grid.max_p();

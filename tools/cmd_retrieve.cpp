@@ -70,26 +70,7 @@ QueryInput load_text_queries(const Corpus& corpus, const QueryFlags& flags) {
     input.records = read_query_records(flags.path);
     std::optional<PartialDate> default_cutoff;
     if (!flags.cutoff.empty()) default_cutoff = parse_cutoff(flags.cutoff);
-    std::vector<std::int64_t> global_rows;
-    std::size_t global_unknown = 0;
-    for (const auto& id : split_ids(flags.exclude)) {
-        if (auto row = corpus.find_row(id)) global_rows.push_back(static_cast<std::int64_t>(*row));
-        else ++global_unknown;
-    }
-    for (const QueryRecord& r : input.records) {
-        const std::optional<PartialDate> cutoff = r.date ? r.date : default_cutoff;
-        input.row_limit.push_back(cutoff ? corpus.rows_through(*cutoff) : corpus.size());
-        input.cutoff.push_back(cutoff ? cutoff->text() : "");
-        std::vector<std::int64_t> rows = global_rows;
-        std::size_t unknown = global_unknown;
-        for (const auto& id : r.exclude) {
-            if (auto row = corpus.find_row(id)) rows.push_back(static_cast<std::int64_t>(*row));
-            else ++unknown;
-        }
-        if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
-        input.excluded.add(rows);
-        input.unknown_excluded.push_back(unknown);
-    }
+    input.scopes = resolve_scopes(corpus, input.records, default_cutoff, split_ids(flags.exclude), true);
     return input;
 }
 
@@ -171,9 +152,9 @@ public:
         std::vector<std::map<std::string, Ranking>> out(end - begin);
         for (std::size_t i = begin; i < end; ++i) {
             const std::size_t local = i - begin;
-            const std::span<const std::int64_t> excluded(input.excluded.begin(i), input.excluded.size(i));
+            const std::span<const std::int64_t> excluded(input.scopes[i].excluded_rows);
             Ranking bm25;
-            if (need_bm25_) bm25 = bm25_->rank(texts[i], input.row_limit[i], excluded, depth_);
+            if (need_bm25_) bm25 = bm25_->rank(texts[i], input.scopes[i].row_limit, excluded, depth_);
             for (const auto& m : methods_) {
                 if (m == "dense") out[local][m] = truncated(dense[local], args_.k);
                 if (m == "bm25") out[local][m] = truncated(bm25, args_.k);
@@ -196,7 +177,7 @@ public:
                     const auto rank_text = [&](const std::string& text) {
                         std::vector<Ranking> rankings;
                         if (m != "bm25") rankings.push_back(dense_one(input, i, vectors, v));
-                        if (m != "dense") rankings.push_back(bm25_->rank(text, input.row_limit[i], excluded, depth_));
+                        if (m != "dense") rankings.push_back(bm25_->rank(text, input.scopes[i].row_limit, excluded, depth_));
                         ++v;
                         return rankings;
                     };
@@ -226,8 +207,8 @@ private:
         q.vectors = vectors.data() + v * dim;
         q.n_queries = 1;
         q.dim = dim;
-        q.row_limit = {input.row_limit[i]};
-        q.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
+        q.row_limit = {input.scopes[i].row_limit};
+        q.excluded.add(input.scopes[i].excluded_rows);
         return dense_rankings(*index_, q, depth_)[0];
     }
 
@@ -393,8 +374,8 @@ int run_retrieve(const RetrieveArgs& args) {
             if (jsonl) {
                 nlohmann::ordered_json line;
                 line["query"] = qid;
-                line["cutoff"] = input.cutoff[i].empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.cutoff[i]);
-                line["searchable"] = input.row_limit[i];
+                line["cutoff"] = input.scopes[i].cutoff.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(input.scopes[i].cutoff);
+                line["searchable"] = input.scopes[i].row_limit;
                 line["results"] = results;
                 if (!modes.empty()) add_rewrites(line, modes, rewrites, qid);
                 jsonl_text += line.dump() + "\n";

@@ -4,20 +4,16 @@
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
+#include "record_sink.hpp"
 
 #include "novelty/util/error.hpp"
 #include "novelty/io/result_json.hpp"
+#include "novelty/request/scope.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
-#include "json_parse.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -25,8 +21,6 @@
 namespace novelty::cli {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::size_t ideas_per_batch = 256;
 
@@ -69,31 +63,6 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-// Ids already written to a partial output (complete lines only), for --resume.
-std::set<std::string> finished_ids(const std::string& partial, bool csv) {
-    std::set<std::string> done;
-    std::ifstream in(partial);
-    std::string line;
-    bool header = csv;
-    while (std::getline(in, line)) {
-        if (in.eof()) break;  // no newline: a line cut by the interruption
-        if (header) {
-            header = false;
-            continue;
-        }
-        if (csv) {
-            done.insert(line.substr(0, line.find(',')));
-            continue;
-        }
-        try {
-            done.insert(parse_json(line).at("id").get<std::string>());
-        } catch (const std::exception&) {
-            break;
-        }
-    }
-    return done;
-}
-
 /// The rows published before `date` starts: those on or before the end of the period before it
 /// ("2011" -> through 2010-12-31, "2011-03" -> through 2011-02, "2011-03-01" -> through 2011-02).
 std::size_t rows_before(const Corpus& corpus, PartialDate date) {
@@ -105,9 +74,7 @@ std::size_t rows_before(const Corpus& corpus, PartialDate date) {
 /// Refuses an idea whose cutoff, less its exclusions, leaves too few papers for p and q.
 void check_reachable(const QueryInput& input, const ScoreArgs& args, std::size_t n_rows) {
     for (std::size_t i = 0; i < input.records.size(); ++i) {
-        const std::size_t reachable =
-            reachable_papers(input.row_limit[i], n_rows, input.excluded.begin(i), input.excluded.size(i));
-        const std::string problem = reach_problem(args.p, args.q, reachable, input.cutoff[i]);
+        const std::string problem = scope_reach_problem(input.scopes[i], n_rows, args.p, args.q);
         if (!problem.empty())
             throw InputError(args.ideas.path, input.records[i].line, "idea '" + input.records[i].id + "': " + problem);
     }
@@ -122,12 +89,12 @@ ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::
     options.include_self = args.include_self;
     options.extra = args.extra;
     if (args.split.empty()) return options;
-    options.split_row = corpus.rows_through(parse_cutoff(args.split, "--split"));
+    options.split_row = corpus.rows_through(parse_cutoff(args.split, "split"));
     // The RND paper's historical window starts in 2011; by default that bound applies when it
     // lies before the split (a split in or before 2011 keeps every earlier paper).
     const bool given = !args.historical_from.empty();
     if (args.historical_from != "none") {
-        const std::size_t from = rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "--historical-from"));
+        const std::size_t from = rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "historical_from"));
         if (given || from < *options.split_row) {
             options.historical_from_row = from;
             historical_from = given ? args.historical_from : "2011";
@@ -136,90 +103,34 @@ ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::
     return options;
 }
 
-/// OUT.partial opened for appending (results go there as they are made and are renamed to OUT
-/// at the end); with --resume, the ids it already holds go to `done` and a cut last line is
-/// dropped. Not open when the table goes to stdout.
-std::ofstream open_partial(const ScoreArgs& args, bool csv, std::set<std::string>& done) {
-    std::ofstream out;
-    if (args.out.empty()) {
-        std::printf("%-24s %6s %8s %8s  %s\n", "idea", "RND", "ND", "HD", "nearest paper (similarity)");
-        return out;
-    }
-    const std::string partial = args.out + ".partial";
-    if (fs::exists(partial)) {
-        if (!args.resume)
-            throw UsageError(partial + " holds an interrupted run: pass --resume to continue it, or delete it to start over");
-        done = finished_ids(partial, csv);
-        std::ifstream in(partial);
-        std::string kept, line;
-        while (std::getline(in, line) && !in.eof()) kept += line + "\n";
-        in.close();
-        std::ofstream(partial, std::ios::trunc) << kept;
-    }
-    const bool fresh = !fs::exists(partial) || fs::file_size(partial) == 0;
-    out.open(partial, std::ios::app);
-    if (!out) throw Error(partial + ": cannot write");
-    if (csv && fresh) out << "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff\n";
-    return out;
-}
-
 ScoreReportContext report_context(const ScoreArgs& args, const Corpus& corpus, const std::set<std::string>& methods,
                                   const std::string& historical_from, const std::string& backend_label) {
-    ScoreReportContext report;
-    report.corpus_identity = corpus.identity();
-    report.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
-    report.p = args.p;
-    report.q = args.q;
-    report.include_self = args.include_self;
+    ScoreReportContext report =
+        score_report_context(corpus, args.p, args.q, args.include_self, args.evidence, backend_label);
     report.split = args.split;
     report.historical_from = historical_from;
-    report.evidence = args.evidence;
     report.methods = methods;
-    // Which arithmetic produced the neighbours: float16 storage on the GPU can reorder
-    // near-ties that the CPU (and f32 storage) resolve exactly.
-    report.backend = backend_label;
     return report;
 }
 
-/// One idea's result: a table row on stdout, a CSV row, or a JSON line.
-void write_score(std::ofstream& out, bool csv, const ScoreArgs& args, const Corpus& corpus,
-                 const ScoreReportContext& report, const QueryInput& input, std::size_t i, const IdeaScore& s) {
+/// One idea's result: a table row, a CSV row, or a JSON line (no newline).
+std::string score_line(RecordSink::Kind kind, const Corpus& corpus, const ScoreReportContext& report,
+                       const QueryInput& input, std::size_t i, const IdeaScore& s) {
     const QueryRecord& record = input.records[i];
+    const RecordScope& scope = input.scopes[i];
+    if (kind == RecordSink::Kind::jsonl) return score_result_json(corpus, report, record.id, s, scope.cutoff, scope.excluded_ids);
     const auto [nearest_id, nearest_title] = corpus.id_and_title(static_cast<std::size_t>(s.neighbor_rows[0]));
-    if (!out.is_open()) {
-        std::printf("%-24s %6.1f %8.4f %8.4f  %s (%.3f) %s\n", record.id.substr(0, 24).c_str(), s.rnd, s.nd, s.hd,
-                    nearest_id.c_str(), s.neighbor_sims[0], nearest_title.substr(0, 60).c_str());
-        return;
+    char text[512];
+    if (kind == RecordSink::Kind::table) {
+        std::snprintf(text, sizeof text, "%-24s %6.1f %8.4f %8.4f  %s (%.3f) %s", record.id.substr(0, 24).c_str(), s.rnd,
+                      s.nd, s.hd, nearest_id.c_str(), s.neighbor_sims[0], nearest_title.substr(0, 60).c_str());
+        return text;
     }
-    if (csv) {
-        char line[256];
-        std::snprintf(line, sizeof line, ",%.4f,%.6f,%s,%.6f,%.6f,", s.rnd, s.hd, s.on ? std::to_string(*s.on).c_str() : "",
-                      s.nd, s.nd);
-        out << csv_field(record.id) << line << csv_field(nearest_id) << "," << s.neighbor_sims[0] << "," << input.cutoff[i]
-            << "\n";
-        return;
-    }
-    std::vector<std::string> excluded = split_ids(args.ideas.exclude);
-    excluded.insert(excluded.end(), record.exclude.begin(), record.exclude.end());
-    if (corpus.find_row(record.id)) excluded.push_back(record.id);
-    out << score_result_json(corpus, report, record.id, s, input.cutoff[i], excluded) << "\n";
-}
-
-/// Ideas todo[begin, end) as one scorer batch; `vectors` holds their rows.
-ScoreInput batch_of(const QueryInput& input, const std::vector<std::size_t>& todo, std::size_t begin, std::size_t end,
-                    std::vector<float>& vectors) {
-    ScoreInput batch;
-    batch.dim = input.dim;
-    vectors.clear();
-    for (std::size_t t = begin; t < end; ++t) {
-        const std::size_t i = todo[t];
-        vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
-        batch.row_limit.push_back(input.row_limit[i]);
-        batch.excluded.add(std::vector<std::int64_t>(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i)));
-    }
-    batch.vectors = vectors.data();
-    batch.n_ideas = end - begin;
-    return batch;
+    std::snprintf(text, sizeof text, ",%.4f,%.6f,%s,%.6f,%.6f,", s.rnd, s.hd, s.on ? std::to_string(*s.on).c_str() : "",
+                  s.nd, s.nd);
+    std::ostringstream line;
+    line << csv_field(record.id) << text << csv_field(nearest_id) << "," << s.neighbor_sims[0] << "," << scope.cutoff;
+    return line.str();
 }
 
 int run_score(const ScoreArgs& args) {
@@ -245,32 +156,34 @@ int run_score(const ScoreArgs& args) {
     const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
     Scorer scorer(corpus, *index, score_options);
 
-    std::set<std::string> done;
-    std::ofstream out = open_partial(args, csv, done);
+    char table_header[128];
+    std::snprintf(table_header, sizeof table_header, "%-24s %6s %8s %8s  %s", "idea", "RND", "ND", "HD",
+                  "nearest paper (similarity)");
+    RecordSink sink(args.out, csv ? RecordSink::Kind::csv : RecordSink::Kind::jsonl, args.resume, table_header,
+                    "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff");
     const ScoreReportContext report = report_context(args, corpus, methods, historical_from, backend->label());
     std::vector<std::size_t> todo;
-    for (std::size_t i = 0; i < input.records.size(); ++i)
-        if (!done.count(input.records[i].id)) todo.push_back(i);
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < input.records.size(); ++i) {
+        ids.push_back(input.records[i].id);
+        if (!sink.done().count(input.records[i].id)) todo.push_back(i);
+    }
     host::ProgressBar bar("score", "ideas", args.ideas.quiet || args.out.empty());
     std::vector<float> vectors;
     for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
-        const std::size_t end = std::min(todo.size(), begin + ideas_per_batch);
-        const std::vector<IdeaScore> scores = scorer.score(batch_of(input, todo, begin, end, vectors));
-        for (std::size_t t = begin; t < end; ++t) write_score(out, csv, args, corpus, report, input, todo[t], scores[t - begin]);
-        if (out.is_open()) {
-            out.flush();
-            if (!out) throw Error(args.out + ".partial: write failed");
-        }
-        bar.update(end, todo.size());
+        const std::vector<std::size_t> batch(todo.begin() + begin, todo.begin() + std::min(todo.size(), begin + ideas_per_batch));
+        const std::vector<IdeaScore> scores = scorer.score(score_batch_of(input, batch, vectors));
+        for (std::size_t b = 0; b < batch.size(); ++b)
+            sink.write(input.records[batch[b]].id, score_line(sink.kind(), corpus, report, input, batch[b], scores[b]));
+        bar.update(begin + batch.size(), todo.size());
     }
     density_bar.finish();
     bar.finish();
-    if (out.is_open()) {
-        out.close();
-        fs::rename(args.out + ".partial", args.out);
+    sink.finish(ids);
+    if (!args.out.empty())
         std::fprintf(stderr, "novelty: scored %s (%s from an earlier run) into %s\n",
-                     count_of(input.records.size(), "idea").c_str(), thousands(done.size()).c_str(), args.out.c_str());
-    }
+                     count_of(input.records.size(), "idea").c_str(), thousands(input.records.size() - todo.size()).c_str(),
+                     args.out.c_str());
     return exit_ok;
 }
 

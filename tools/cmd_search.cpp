@@ -52,7 +52,7 @@ public:
         for (std::size_t local = 0; local < top.n_queries; ++local) {
             const std::size_t i = begin + local;
             std::printf("query %s%s\n", input.records[i].id.c_str(),
-                        input.cutoff[i].empty() ? "" : (" (cutoff " + input.cutoff[i] + ")").c_str());
+                        input.scopes[i].cutoff.empty() ? "" : (" (cutoff " + input.scopes[i].cutoff + ")").c_str());
             if (top.count[local] == 0) std::printf("  (no searchable papers)\n");
             for (std::size_t r = 0; r < top.count[local]; ++r) {
                 const std::size_t at = labels.index_of(top.row(local, r));
@@ -77,8 +77,8 @@ public:
             top.n_queries,
             [&](std::size_t local, std::string& line) {
                 const std::size_t i = begin + local;
-                append_search_result_json(line, labels, input.records[i].id, top, local, input.cutoff[i],
-                                          input.row_limit[i]);
+                append_search_result_json(line, labels, input.records[i].id, top, local, input.scopes[i].cutoff,
+                                          input.scopes[i].row_limit);
             },
             threads_);
         out_.write(text.data(), text.size());
@@ -118,7 +118,8 @@ public:
         npz.write(rows_.data(), rows_.size() * sizeof(std::int64_t));
         npz.begin_array("counts", "<i8", {n}, 8);
         npz.write(counts_.data(), counts_.size() * sizeof(std::int64_t));
-        std::vector<std::int64_t> searchable(input.row_limit.begin(), input.row_limit.end());
+        std::vector<std::int64_t> searchable;
+        for (const RecordScope& scope : input.scopes) searchable.push_back(static_cast<std::int64_t>(scope.row_limit));
         npz.begin_array("searchable", "<i8", {n}, 8);
         npz.write(searchable.data(), searchable.size() * sizeof(std::int64_t));
         npz.begin_array("ids", "<U" + std::to_string(id_width), {n, k_}, 4 * id_width);
@@ -153,7 +154,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 void report_search_notes(const QueryInput& input, std::size_t n_short, std::size_t k, const std::string& out) {
     std::size_t n_unknown = 0;
-    for (std::size_t count : input.unknown_excluded) n_unknown += count > 0;
+    for (const RecordScope& scope : input.scopes) n_unknown += scope.unknown_excluded > 0;
     if (n_short > 0)
         std::fprintf(stderr, "novelty: note: %s had fewer than %zu searchable papers; all of theirs were returned\n",
                      count_of(n_short, "query").c_str(), k);

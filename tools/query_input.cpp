@@ -4,12 +4,12 @@
 #include "novelty/util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
+#include "novelty/request/scope.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <map>
 #include <sstream>
 
 namespace novelty::cli {
@@ -131,7 +131,7 @@ IdeaVectors load_idea_vectors(const IdeaVectorsOptions& options) {
 
 QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options) {
     const std::size_t dim = corpus.manifest().dim;
-    const NpyMatrix& corpus_vectors = corpus.vectors();
+    corpus.vectors();  // a corpus without vectors is refused (CorpusError) before any query is read
     IdeaVectorsOptions idea_options;
     idea_options.path = options.queries_path;
     idea_options.vectors_path = options.vectors_path;
@@ -139,10 +139,8 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
     idea_options.make_embedder = options.make_embedder;
     idea_options.on_embed_progress = options.on_embed_progress;
     idea_options.textless = [&](const QueryRecord& r, float* v) {
-        const auto row = corpus.find_row(r.id);
-        if (!row)
+        if (!copy_paper_vector(corpus, r.id, v))
             throw InputError(options.queries_path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
-        corpus_vectors.row_as_f32(*row, v);
     };
     IdeaVectors ideas = load_idea_vectors(idea_options);
     QueryInput input;
@@ -151,43 +149,19 @@ QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& optio
     input.vectors = std::move(ideas.vectors);
     const bool from_npy = ideas.from_npy;
 
-    // Cutoffs, exclusions, and the query's own paper.
-    std::map<std::string, std::size_t> rows_through;
-    std::vector<std::string> global_cutoff_text;
-    const std::size_t n = input.records.size();
-    input.row_limit.resize(n);
-    input.cutoff.resize(n);
-    input.unknown_excluded.assign(n, 0);
-    std::vector<std::int64_t> global_rows;
-    std::size_t global_unknown = 0;
-    for (const auto& id : options.exclude) {
-        if (auto row = corpus.find_row(id)) global_rows.push_back(static_cast<std::int64_t>(*row));
-        else ++global_unknown;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        const QueryRecord& r = input.records[i];
-        const std::optional<PartialDate> cutoff = r.date ? r.date : options.cutoff;
-        if (cutoff) {
-            const std::string key = cutoff->effective();
-            auto it = rows_through.find(key);
-            if (it == rows_through.end()) it = rows_through.emplace(key, corpus.rows_through(*cutoff)).first;
-            input.row_limit[i] = it->second;
-            input.cutoff[i] = cutoff->text();
-        } else {
-            input.row_limit[i] = corpus.size();
-        }
-        std::vector<std::int64_t> rows = global_rows;
-        input.unknown_excluded[i] = global_unknown;
-        for (const auto& id : r.exclude) {
-            if (auto row = corpus.find_row(id)) rows.push_back(static_cast<std::int64_t>(*row));
-            else ++input.unknown_excluded[i];
-        }
-        // A record naming a corpus paper never finds itself; .npy rows have made-up ids ("0", "1", ...).
-        if (!from_npy)
-            if (auto self = corpus.find_row(r.id)) rows.push_back(static_cast<std::int64_t>(*self));
-        input.excluded.add(rows);
-    }
+    // Cutoffs, exclusions, and the query's own paper (.npy rows have made-up ids "0", "1", ...).
+    input.scopes = resolve_scopes(corpus, input.records, options.cutoff, options.exclude, !from_npy);
     return input;
+}
+
+std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<QueryRecord>& records,
+                                        const std::optional<PartialDate>& cutoff,
+                                        const std::vector<std::string>& exclude, bool own_paper) {
+    ScopeResolver resolver(corpus, cutoff, exclude);
+    std::vector<RecordScope> scopes;
+    scopes.reserve(records.size());
+    for (const QueryRecord& r : records) scopes.push_back(resolver.resolve(r.id, r.date, r.exclude, own_paper));
+    return scopes;
 }
 
 std::vector<std::string> split_ids(const std::string& list) {
@@ -219,12 +193,25 @@ SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_
     q.vectors = input.vectors.data() + begin * input.dim;
     q.n_queries = end - begin;
     q.dim = input.dim;
-    q.row_limit.assign(input.row_limit.begin() + begin, input.row_limit.begin() + end);
     for (std::size_t i = begin; i < end; ++i) {
-        std::vector<std::int64_t> rows(input.excluded.begin(i), input.excluded.begin(i) + input.excluded.size(i));
-        q.excluded.add(rows);
+        q.row_limit.push_back(input.scopes[i].row_limit);
+        q.excluded.add(input.scopes[i].excluded_rows);
     }
     return q;
+}
+
+ScoreInput score_batch_of(const QueryInput& input, const std::vector<std::size_t>& which, std::vector<float>& vectors) {
+    ScoreInput batch;
+    batch.dim = input.dim;
+    vectors.clear();
+    for (std::size_t i : which) {
+        vectors.insert(vectors.end(), input.vectors.begin() + i * input.dim, input.vectors.begin() + (i + 1) * input.dim);
+        batch.row_limit.push_back(input.scopes[i].row_limit);
+        batch.excluded.add(input.scopes[i].excluded_rows);
+    }
+    batch.vectors = vectors.data();
+    batch.n_ideas = which.size();
+    return batch;
 }
 
 }  // namespace novelty::cli

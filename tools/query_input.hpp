@@ -7,6 +7,8 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/encoder/embedder.hpp"
 #include "novelty/io/query_records.hpp"
+#include "novelty/request/scope.hpp"
+#include "novelty/scoring/scoring.hpp"
 #include "novelty/search/search.hpp"
 
 #include <functional>
@@ -60,11 +62,16 @@ struct QueryInput {
     std::vector<QueryRecord> records;   ///< one per query, in input order (ids "0".."n-1" for .npy)
     std::vector<float> vectors;         ///< n x dim float32 (L2-normalised by the backend)
     std::size_t dim = 0;
-    std::vector<std::size_t> row_limit; ///< per query
-    std::vector<std::string> cutoff;    ///< per query: the cutoff's text, "" when none
-    RowLists excluded;                  ///< per query: rows left out (its own paper included)
-    std::vector<std::size_t> unknown_excluded;  ///< per query: excluded ids not in the corpus
+    /// Per query: its row limit (cutoff), its cutoff's text, the rows and ids it leaves out (its
+    /// own paper included) and the excluded ids not in the corpus.
+    std::vector<RecordScope> scopes;
 };
+
+/// The scope of each record: its own date or `cutoff`, `exclude` plus its own exclusions, and
+/// (with `own_paper`) the corpus paper it names.
+std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<QueryRecord>& records,
+                                        const std::optional<PartialDate>& cutoff,
+                                        const std::vector<std::string>& exclude, bool own_paper);
 
 /// Reads and resolves the queries. A query's vector is its .npy row, else its --vectors row, else
 /// its text embedded, else (no text) the vector of the corpus paper with its id. Throws
@@ -92,5 +99,9 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
 
 /// The rows [begin, end) of `input` as SearchQueries (views into `input`).
 SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end);
+
+/// The ideas `which` (indexes into `input`, in that order) as one scorer batch; `vectors` receives
+/// their rows and must outlive the batch.
+ScoreInput score_batch_of(const QueryInput& input, const std::vector<std::size_t>& which, std::vector<float>& vectors);
 
 }  // namespace novelty::cli

@@ -109,6 +109,29 @@ TEST(ScoreCli, ResumeSkipsFinishedIdeas) {
         EXPECT_NEAR(resumed[2]["scores"][key].get<double>(), lines[2]["scores"][key].get<double>(), 1e-6) << key;
 }
 
+TEST(ScoreCli, CsvResumesThroughTheSameResumableOutput) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const std::string base = "score -q --corpus " + shell_quote(dir) + " --ideas " + shell_quote(tmp.file("ideas.jsonl")) +
+                             " --vectors " + shell_quote(tmp.file("ideas.npy")) + " --p 10 --q 5 --format csv --out " +
+                             shell_quote(tmp.file("s.csv"));
+    ASSERT_EQ(run_cli(base).exit_code, 0);
+    const std::string full = novelty::test::read_file(tmp.file("s.csv"));
+    // Interrupted after the header, the first idea (marked) and a cut line.
+    const std::size_t header_end = full.find('\n') + 1;
+    const std::size_t first_end = full.find('\n', header_end) + 1;
+    std::string first = full.substr(header_end, first_end - header_end);
+    ASSERT_EQ(first.substr(0, 3), "i1,");
+    first.replace(3, first.find(',', 3) - 3, "77.0000");
+    novelty::test::write_file(tmp.file("s.csv.partial"), full.substr(0, header_end) + first + "i2,1");
+    std::filesystem::remove(tmp.file("s.csv"));
+    const auto r = run_cli(base + " --resume");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string resumed = novelty::test::read_file(tmp.file("s.csv"));
+    EXPECT_EQ(resumed.substr(0, header_end + first.size()), full.substr(0, header_end) + first);  // kept, not redone
+    EXPECT_EQ(resumed.substr(header_end + first.size()), full.substr(first_end));  // the rest as a full run writes it
+}
+
 TEST(ScoreCli, PAndQLargerThanTheCutoffNameTheIdea) {
     TempDir tmp;
     const std::string dir = make_corpus(tmp);

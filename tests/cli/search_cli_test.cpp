@@ -130,7 +130,8 @@ TEST(SearchCli, ErrorsNameTheFileAndProblem) {
     EXPECT_EQ(r.exit_code, 2);
     r = run_cli("search --corpus " + shell_quote(dir) + " --queries x.jsonl --cutoff 2021-13");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("--cutoff '2021-13' is not a date"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'2021-13' is not a date (expected YYYY, YYYY-MM or YYYY-MM-DD) (--cutoff)"), std::string::npos)
+        << r.err;
     // A corpus without vectors.
     ASSERT_EQ(run_cli("corpus import -q --in " + shell_quote(novelty::test::fixture("import/generic.jsonl")) + " --out " +
                       shell_quote(tmp.file("bare")))

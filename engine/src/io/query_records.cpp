@@ -66,9 +66,9 @@ std::vector<QueryRecord> read_query_records(const std::string& path) {
     return records;
 }
 
-PartialDate parse_cutoff(const std::string& text, const std::string& flag) {
+PartialDate parse_cutoff(const std::string& text, const std::string& parameter) {
     auto date = parse_date(text);
-    if (!date) throw UsageError(flag + " '" + text + "' is not a date (expected YYYY, YYYY-MM or YYYY-MM-DD)");
+    if (!date) throw UsageError("'" + text + "' is not a date (expected YYYY, YYYY-MM or YYYY-MM-DD)", parameter);
     return *date;
 }
 

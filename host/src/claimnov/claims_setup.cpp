@@ -1,5 +1,6 @@
 #include "novelty_host/claimnov/claims_setup.hpp"
 
+#include "novelty/request/scope.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty_host/llm/model_discovery.hpp"
 
@@ -160,28 +161,18 @@ PreparedClaims prepare_claims(const Corpus& corpus, const std::vector<ClaimsProp
     std::size_t max_limit = 0;          // of proposals that see the corpus prefix
     std::vector<std::size_t> own_rows;  // rows of proposals' own pools
     bool any_prefix = false, any_global = false;
+    ScopeResolver scopes(corpus, cutoff, global_exclude);
     for (const ClaimsProposalInput& r : inputs) {
         PipelineProposal p;
         p.id = r.id;
         p.text = {"", r.title, r.text};
-        std::string limit_text;
-        if (r.date) {
-            p.row_limit = corpus.rows_through(*r.date);
-            limit_text = r.date->text();
-        } else if (cutoff) {
-            p.row_limit = corpus.rows_through(*cutoff);
-            limit_text = cutoff_text;
-        } else {
-            p.row_limit = corpus.size();
-        }
+        const RecordScope scope = scopes.resolve(r.id, r.date, r.exclude);
+        p.row_limit = scope.row_limit;
+        p.excluded_rows = scope.excluded_rows;
+        // The run's cutoff is reported as given; a proposal's own date as parsed.
+        const std::string limit_text = r.date || !cutoff ? scope.cutoff : cutoff_text;
         ordered_json excluded = ordered_json::array();
-        std::vector<std::string> ids = global_exclude;
-        ids.insert(ids.end(), r.exclude.begin(), r.exclude.end());
-        if (corpus.find_row(r.id)) ids.push_back(r.id);
-        for (const std::string& id : ids) {
-            excluded.push_back(id);
-            if (auto row = corpus.find_row(id)) p.excluded_rows.push_back(static_cast<std::int64_t>(*row));
-        }
+        for (const std::string& id : scope.excluded_ids) excluded.push_back(id);
         ordered_json provenance{{"cutoff", limit_text.empty() ? ordered_json(nullptr) : ordered_json(limit_text)},
                                 {"excluded", excluded}};
         if (r.pool_rows) {

@@ -5,13 +5,13 @@
 #include "novelty/search/backends.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/result_json.hpp"
+#include "novelty/request/scope.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty_host/llm/batcher.hpp"
 
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
 
 namespace novelty::host {
 
@@ -27,11 +27,8 @@ CudaBackendOptions cuda_options(const ServerOptions& options) {
 /// Records of one request resolved against the corpus.
 struct Resolved {
     std::vector<std::string> ids;
-    std::vector<float> vectors;  ///< n x dim
-    std::vector<std::size_t> row_limit;
-    std::vector<std::string> cutoff;  ///< as given, "" for none
-    std::vector<std::vector<std::int64_t>> excluded_rows;
-    std::vector<std::vector<std::string>> excluded_ids;  ///< as given, then the record's own id if a paper
+    std::vector<float> vectors;       ///< n x dim
+    std::vector<RecordScope> scopes;  ///< per record: row limit, cutoff, exclusions
     std::size_t size() const { return ids.size(); }
 };
 
@@ -72,8 +69,6 @@ struct ServerEngine::Impl {
     Corpus corpus;
     std::unique_ptr<SearchIndex> index;  ///< the corpus loaded once; every request searches it
     std::size_t dim = 0;
-    std::string identity;
-    std::string corpus_embedder;
     std::size_t max_k = 0;
 
     std::mutex engine_mutex;  ///< corpus lookups, the index and the scorers
@@ -92,8 +87,6 @@ struct ServerEngine::Impl {
         backend->tuning.threads = options.threads;
         index = backend->build(VectorView::of(corpus.vectors()));
         dim = corpus.manifest().dim;
-        identity = corpus.identity();
-        corpus_embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
         max_k = std::min(options.max_k, SearchBackend::max_k);
         const BatcherOptions batching{options.max_batch, options.max_wait};
         embed_batcher = std::make_unique<Batcher<Texts, EmbedReply>>(
@@ -117,48 +110,25 @@ struct ServerEngine::Impl {
         const std::size_t n = records.size();
         out.ids.resize(n);
         out.vectors.resize(n * dim);
-        out.row_limit.resize(n);
-        out.cutoff.resize(n);
-        out.excluded_rows.resize(n);
-        out.excluded_ids.resize(n);
+        out.scopes.reserve(n);
         std::vector<std::size_t> to_embed;
         {
             std::lock_guard lock(engine_mutex);
-            std::map<std::string, std::size_t> rows_through;
+            ScopeResolver scopes(corpus, cutoff);
             for (std::size_t i = 0; i < n; ++i) {
                 const ApiRecord& r = records[i];
                 out.ids[i] = r.id;
-                const std::optional<std::size_t> own_row = corpus.find_row(r.id);
                 float* v = out.vectors.data() + i * dim;
                 if (!r.vector.empty()) {
                     std::copy(r.vector.begin(), r.vector.end(), v);
                 } else if (r.has_text()) {
                     to_embed.push_back(i);
-                } else if (own_row) {
-                    corpus.vectors().row_as_f32(*own_row, v);
-                } else {
+                } else if (!copy_paper_vector(corpus, r.id, v)) {
                     throw UsageError(key + "[" + std::to_string(i) + "]: '" + r.id +
                                      "' has no \"vector\", no \"title\" or \"text\", and is not the id of a corpus "
                                      "paper; send one of them");
                 }
-                const std::optional<PartialDate>& date = r.date ? r.date : cutoff;
-                if (date) {
-                    auto it = rows_through.find(date->effective());
-                    if (it == rows_through.end()) it = rows_through.emplace(date->effective(), corpus.rows_through(*date)).first;
-                    out.row_limit[i] = it->second;
-                    out.cutoff[i] = date->text();
-                } else {
-                    out.row_limit[i] = corpus.size();
-                }
-                for (const auto& id : r.exclude) {
-                    out.excluded_ids[i].push_back(id);
-                    if (auto row = corpus.find_row(id)) out.excluded_rows[i].push_back(static_cast<std::int64_t>(*row));
-                }
-                // A record naming a corpus paper never finds itself.
-                if (own_row) {
-                    out.excluded_ids[i].push_back(r.id);
-                    out.excluded_rows[i].push_back(static_cast<std::int64_t>(*own_row));
-                }
+                out.scopes.push_back(scopes.resolve(r.id, r.date, r.exclude));
             }
         }
         if (!to_embed.empty()) {
@@ -229,26 +199,23 @@ struct ServerEngine::Impl {
             for (std::size_t b : members) {
                 const Resolved& r = batch[b].records;
                 vectors.insert(vectors.end(), r.vectors.begin(), r.vectors.end());
-                input.row_limit.insert(input.row_limit.end(), r.row_limit.begin(), r.row_limit.end());
-                for (const auto& rows : r.excluded_rows) input.excluded.add(rows);
+                for (const RecordScope& scope : r.scopes) {
+                    input.row_limit.push_back(scope.row_limit);
+                    input.excluded.add(scope.excluded_rows);
+                }
             }
             input.vectors = vectors.data();
             input.n_ideas = input.row_limit.size();
             const std::vector<IdeaScore> scores = scorer_for(pq.first, pq.second).score(input);
-            ScoreReportContext context;
-            context.corpus_identity = identity;
-            context.embedder = corpus_embedder;
-            context.p = pq.first;
-            context.q = pq.second;
-            context.include_self = options.include_self;
-            context.evidence = options.evidence;
-            context.backend = backend->label();
+            const ScoreReportContext context = score_report_context(corpus, pq.first, pq.second, options.include_self,
+                                                                    options.evidence, backend->label());
             std::size_t t = 0;
             for (std::size_t b : members) {
                 const Resolved& r = batch[b].records;
                 for (std::size_t i = 0; i < r.size(); ++i, ++t)
                     replies[b].push_back(
-                        score_result_json(corpus, context, r.ids[i], scores[t], r.cutoff[i], r.excluded_ids[i]));
+                        score_result_json(corpus, context, r.ids[i], scores[t], r.scopes[i].cutoff,
+                                          r.scopes[i].excluded_ids));
             }
         }
         return replies;
@@ -262,8 +229,10 @@ struct ServerEngine::Impl {
         std::size_t k = 1;
         for (const auto& item : batch) {
             vectors.insert(vectors.end(), item.records.vectors.begin(), item.records.vectors.end());
-            queries.row_limit.insert(queries.row_limit.end(), item.records.row_limit.begin(), item.records.row_limit.end());
-            for (const auto& rows : item.records.excluded_rows) queries.excluded.add(rows);
+            for (const RecordScope& scope : item.records.scopes) {
+                queries.row_limit.push_back(scope.row_limit);
+                queries.excluded.add(scope.excluded_rows);
+            }
             k = std::max(k, item.k);
         }
         queries.vectors = vectors.data();
@@ -277,7 +246,8 @@ struct ServerEngine::Impl {
             const Resolved& r = batch[b].records;
             for (std::size_t i = 0; i < r.size(); ++i, ++t) {
                 std::string line;
-                append_search_result_json(line, labels, r.ids[i], top, t, r.cutoff[i], r.row_limit[i], batch[b].k);
+                append_search_result_json(line, labels, r.ids[i], top, t, r.scopes[i].cutoff, r.scopes[i].row_limit,
+                                          batch[b].k);
                 replies[b].push_back(std::move(line));
             }
         }
@@ -296,10 +266,7 @@ std::string ServerEngine::score(const nlohmann::json& body) {
     const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
     Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"));
     for (std::size_t i = 0; i < resolved.size(); ++i) {
-        const std::vector<std::int64_t>& excluded = resolved.excluded_rows[i];
-        const std::size_t reachable =
-            reachable_papers(resolved.row_limit[i], s.corpus.size(), excluded.data(), excluded.size());
-        const std::string problem = reach_problem(p, q, reachable, resolved.cutoff[i]);
+        const std::string problem = scope_reach_problem(resolved.scopes[i], s.corpus.size(), p, q);
         if (!problem.empty())
             throw UsageError("ideas[" + std::to_string(i) + "]: " + problem + "; lower p and q, or use a later date",
                              "ideas[" + std::to_string(i) + "]");

@@ -36,8 +36,8 @@ bool is_blank(std::string_view text);
 /// exclude or pool list, and for a file with no records.
 std::vector<QueryRecord> read_query_records(const std::string& path);
 
-/// Parses a cutoff given on the command line ("2018", "2018-06", "2018-06-30"); throws
-/// UsageError naming the flag otherwise.
-PartialDate parse_cutoff(const std::string& text, const std::string& flag = "--cutoff");
+/// Parses a cutoff ("2018", "2018-06", "2018-06-30"); throws UsageError naming `parameter`
+/// (the CLI shows it as its flag, the server as its JSON key) otherwise.
+PartialDate parse_cutoff(const std::string& text, const std::string& parameter = "cutoff");
 
 }  // namespace novelty

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "novelty/util/error.hpp"
 #include "search/cuda/device_memory.hpp"
 #include "search/cuda/phase_profile.hpp"
 #include "search/cuda/row_upload.hpp"

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "novelty/util/error.hpp"
 #include "cuda_check.cuh"
 
 namespace novelty::cuda {

@@ -1,6 +1,7 @@
 // devices.hpp for a CUDA build: what the CUDA runtime reports. A machine without a driver or a
 // device is a normal case here (the build machine has none), so nothing in this file throws
 // for it: versions say "driver: not found" and the device list is empty.
+#include "novelty/util/error.hpp"
 #include "novelty/search/devices.hpp"
 
 #include <cuda_runtime_api.h>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "novelty/util/error.hpp"
 #include "novelty/corpus/vectors.hpp"
 
 namespace novelty {

@@ -1,4 +1,5 @@
 #include "search/cuda/row_upload.hpp"
+#include "novelty/util/error.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,5 @@
 #include "search/cuda/similarity_gemm.hpp"
+#include "novelty/util/error.hpp"
 
 #include <cublas_v2.h>
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "novelty/util/error.hpp"
 #include "element_type.cuh"
 
 struct cublasContext;

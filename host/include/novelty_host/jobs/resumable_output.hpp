@@ -1,13 +1,15 @@
-// JSON Lines results written as they are made and put in input order at the end: records go to
-// OUT.partial (one complete line each, flushed), and finish() writes OUT atomically in the order
-// of the input ids and removes OUT.partial. With resume, the records already in OUT.partial count
-// as done (those holding an "error" key are dropped and redone); a line cut short by a crash is
-// dropped.
+// Results written as they are made and put in input order at the end: records go to OUT.partial
+// (one complete line each, flushed), and finish() writes OUT atomically in the order of the input
+// ids and removes OUT.partial. With resume, the records already in OUT.partial count as done; a
+// line cut short by a crash is dropped. JSON Lines records are objects with an "id" (those
+// holding an "error" key are dropped and redone); CSV records start with the id field, under one
+// header line.
 #pragma once
 
 #include <cstddef>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,9 +18,11 @@ namespace novelty::host {
 
 class ResumableOutput {
 public:
+    enum class Format { jsonl, csv };
+
     /// Opens OUT.partial. An existing OUT.partial without `resume` is a UsageError (it holds an
-    /// interrupted run).
-    ResumableOutput(std::string out_path, bool resume);
+    /// interrupted run). `csv_header` (without a newline) heads a CSV file and its partial.
+    ResumableOutput(std::string out_path, bool resume, Format format = Format::jsonl, std::string csv_header = "");
 
     /// Ids finished by an earlier run.
     const std::set<std::string>& done() const { return done_; }
@@ -29,8 +33,13 @@ public:
     std::size_t finish(const std::vector<std::string>& ids);
 
 private:
+    /// The id of a complete line of OUT.partial, or nullopt when it is not a finished record.
+    std::optional<std::string> record_id(const std::string& line) const;
+
     std::string out_;
     std::string partial_;
+    Format format_;
+    std::string header_;  ///< CSV header line with its newline, "" for JSON Lines
     std::set<std::string> done_;
     std::map<std::string, std::string> records_;  ///< id -> line (the last one wins)
     std::ofstream stream_;
