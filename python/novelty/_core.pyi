@@ -174,3 +174,8 @@ class ClaimsChecker:
 
     def check(self, body: str, progress: object | None = None) -> str:
         """Runs a POST /v1/claims body; returns the job's result as JSON text."""
+
+def resolve_scopes(corpus: Corpus, ids: Sequence[str], dates: Sequence[str | None], excludes: Sequence[Sequence[str]], cutoff: str | None, run_exclude: Sequence[str], own_paper: bool) -> tuple[list[int], list[str], list[list[int]], list[list[str]], list[int]]:
+    """
+    Per record (row_limit, cutoff, excluded_rows, excluded_ids, unknown_excluded), as lists: the request layer's ScopeResolver. A record's date wins over `cutoff`; with own_paper a record whose id is a corpus paper never finds it.
+    """

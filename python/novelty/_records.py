@@ -52,26 +52,6 @@ def _blank(text: str) -> bool:
     return text.strip() == ""
 
 
-def _global_cutoff(cutoff: str | None) -> tuple[str, str] | None:
-    return None if cutoff is None else _core.parse_date(cutoff, "cutoff")
-
-
-class _Limits:
-    """Row limits per cutoff, each looked up once."""
-
-    def __init__(self, corpus: "_core.Corpus") -> None:
-        self.corpus = corpus
-        self.cache: dict[str, int] = {}
-
-    def limit(self, date: tuple[str, str] | None) -> int:
-        if date is None:
-            return self.corpus.size
-        text, effective = date
-        if effective not in self.cache:
-            self.cache[effective] = self.corpus.rows_through(text)
-        return self.cache[effective]
-
-
 def resolve_records(
     corpus: "_core.Corpus",
     items: Sequence[Mapping[str, Any]],
@@ -83,50 +63,50 @@ def resolve_records(
     need_vectors: bool = True,
 ) -> Resolved:
     """Dicts with "id", optional "title", "text" (else "abstract"), "date" (a cutoff) and
-    "exclude" (paper ids), in order. A record with text is embedded with the corpus's encoder; one
-    without text whose id is a corpus paper searches as that paper; a record naming a corpus paper
-    never finds itself. InputError/UsageError (ValueErrors) name the record as what[i]."""
+    "exclude" (paper ids), in order. Cutoffs, exclusions and the record's own paper are resolved by
+    the request layer's ScopeResolver (as for the CLI and the server). A record with text is
+    embedded with the corpus's encoder; one without text whose id is a corpus paper searches as
+    that paper; a record naming a corpus paper never finds itself. InputError/UsageError
+    (ValueErrors) name the record as what[i]."""
     records = [_record(item, i, what) for i, item in enumerate(items)]
     seen: dict[str, int] = {}
     for i, r in enumerate(records):
         if r["id"] in seen:
             raise _core.InputError(f"{what}[{i}]: id '{r['id']}' repeats {what}[{seen[r['id']]}]")
         seen[r["id"]] = i
-    default_date = _global_cutoff(cutoff)
-    limits = _Limits(corpus)
-    global_rows, global_unknown = _rows_of(corpus, exclude)
-    out = Resolved([], None, [], [], [], [], [], [])
+        if r["date"] is not None:
+            try:
+                _core.parse_date(r["date"], "date")
+            except ValueError as e:
+                raise _core.InputError(f"{what}[{i}]: {e}") from None
+    out = _scopes(corpus, [r["id"] for r in records], [r["date"] for r in records],
+                  [r["exclude"] for r in records], cutoff, exclude, own_paper=True)
     for i, r in enumerate(records):
-        try:
-            date = _core.parse_date(r["date"], "date") if r["date"] is not None else default_date
-        except ValueError as e:
-            raise _core.InputError(f"{what}[{i}]: {e}") from None
-        own_rows, own_unknown = _rows_of(corpus, r["exclude"])
-        self_row = corpus.find_row(r["id"])
-        out.ids.append(r["id"])
-        out.cutoffs.append("" if date is None else date[0])
-        out.row_limit.append(limits.limit(date))
-        out.excluded.append(global_rows + own_rows + ([self_row] if self_row is not None else []))
-        out.excluded_ids.append(list(exclude) + r["exclude"] + ([r["id"]] if self_row is not None else []))
-        out.unknown_excluded.append(global_unknown + own_unknown)
         has_text = not (_blank(r["title"]) and _blank(r["text"]))
-        out.texts.append(_core.embedding_text(r["title"], r["text"]) if has_text else _paper_text(corpus, self_row))
+        self_row = None if has_text else corpus.find_row(r["id"])
         if not has_text and self_row is None:
             raise _core.InputError(f"{what}[{i}]: {what[:-1]} '{r['id']}' has no text and is not the id of a corpus paper")
+        out.texts.append(_core.embedding_text(r["title"], r["text"]) if has_text else _paper_text(corpus, self_row))
     if need_vectors:
         out.vectors = _vectors(corpus, records, out, embedder)
     return out
 
 
-def _rows_of(corpus: "_core.Corpus", ids: Sequence[str]) -> tuple[list[int], int]:
-    rows, unknown = [], 0
-    for id in ids:
-        row = corpus.find_row(str(id))
-        if row is None:
-            unknown += 1
-        else:
-            rows.append(row)
-    return rows, unknown
+def _scopes(
+    corpus: "_core.Corpus",
+    ids: list[str],
+    dates: list[str | None],
+    excludes: list[list[str]],
+    cutoff: str | None,
+    exclude: Sequence[str],
+    *,
+    own_paper: bool,
+) -> Resolved:
+    """Cutoffs, exclusions and own papers through the request layer's ScopeResolver."""
+    limits, cutoffs, rows, excluded_ids, unknown = _core.resolve_scopes(
+        corpus, ids, dates, excludes, cutoff, [str(x) for x in exclude], own_paper
+    )
+    return Resolved(list(ids), None, [], cutoffs, limits, rows, excluded_ids, unknown)
 
 
 def _paper_text(corpus: "_core.Corpus", row: int | None) -> str:
@@ -164,16 +144,8 @@ def resolve_array(
     """An n x dim array of ideas: ids "0".."n-1", the same cutoff and exclusions for each, no
     self-exclusion (as the CLI treats a .npy file)."""
     n = array.shape[0] if array.ndim == 2 else 1
-    date = _global_cutoff(cutoff)
-    limit = _Limits(corpus).limit(date)
-    rows, unknown = _rows_of(corpus, exclude)
-    return Resolved(
-        ids=[str(i) for i in range(n)],
-        vectors=array,
-        texts=[""] * n,
-        cutoffs=["" if date is None else date[0]] * n,
-        row_limit=[limit] * n,
-        excluded=[list(rows) for _ in range(n)],
-        excluded_ids=[list(exclude) for _ in range(n)],
-        unknown_excluded=[unknown] * n,
-    )
+    ids = [str(i) for i in range(n)]
+    out = _scopes(corpus, ids, [None] * n, [[] for _ in range(n)], cutoff, exclude, own_paper=False)
+    out.vectors = array
+    out.texts = [""] * n
+    return out

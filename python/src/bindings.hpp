@@ -27,6 +27,7 @@ void bind_score(nb::module_& m);
 void bind_retrieve(nb::module_& m);
 void bind_eval(nb::module_& m);
 void bind_claims(nb::module_& m);
+void bind_scope(nb::module_& m);
 
 /// An open corpus shared by the Python objects that use it (an index keeps its corpus alive). A
 /// Corpus is not thread-safe (one SQLite connection): every use of its papers takes `lock`.

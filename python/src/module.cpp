@@ -24,4 +24,5 @@ NB_MODULE(_core, m) {
     bind_retrieve(m);
     bind_eval(m);
     bind_claims(m);
+    bind_scope(m);
 }

@@ -4,6 +4,7 @@
 
 #include "novelty/io/query_records.hpp"
 #include "novelty/io/result_json.hpp"
+#include "novelty/request/scope.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty/util/error.hpp"
 
@@ -77,19 +78,14 @@ void check_settings(const ScoreSettings& s, const ScoreRequest& r, std::size_t n
         throw UsageError("ids, cutoffs, row limits and exclusions must have one entry per idea", "ideas");
 }
 
+/// The provenance of the run: the request layer's common part, then the split, the historical
+/// window and the methods, as `novelty score` sets them.
 ScoreReportContext report_of(const ScoreSettings& s, const Corpus& corpus, const std::string& historical_from,
                              const std::string& backend) {
-    ScoreReportContext report;
-    report.corpus_identity = corpus.identity();
-    report.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
-    report.p = s.p;
-    report.q = s.q;
-    report.include_self = s.include_self;
+    ScoreReportContext report = score_report_context(corpus, s.p, s.q, s.include_self, s.evidence, backend);
     report.split = s.split;
     report.historical_from = historical_from;
-    report.evidence = s.evidence;
     report.methods = s.methods;
-    report.backend = backend;
     return report;
 }
 
