@@ -11,6 +11,13 @@ jobs="$(nproc)"
 echo "== function length" >&2
 scripts/check_function_length.sh
 
+# The compiler cache, when installed: the Python wheel's build (below) reuses the CPU build's objects.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"
+  export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$here}"
+fi
+
 echo "== CPU-only build" >&2
 scripts/build.sh cpu
 configs=(cpu)
@@ -34,6 +41,14 @@ for config in "${configs[@]}"; do
   echo "== tests: $config build" >&2
   "$ctest_bin" --test-dir "build/$config" --output-on-failure -j "$jobs"
 done
+
+# The Python package (python/, docs/python.md): its pytest suite imports the module the CPU build
+# made (build/cpu/python) and compares it with that build's CLI; it also builds the wheel with pip
+# (ccache serves the CPU build's objects) and installs it into a fresh virtual environment, unless
+# NOVELTY_TEST_WHEEL=0.
+echo "== Python package" >&2
+NOVELTY_BUILD="$here/build/cpu" NOVELTY_TEST_WHEEL="${NOVELTY_TEST_WHEEL:-1}" \
+  "$here/.venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 
 # A short run of each fuzz target (fuzz/: the importers, the .npy reader, the request parser);
 # bench/run_fuzz.sh runs them for 10 minutes each.

@@ -1,0 +1,181 @@
+"""The novelty engine's compiled core; use the `novelty` package instead."""
+
+from collections.abc import Sequence, Set
+from typing import Annotated
+
+import numpy
+from numpy.typing import NDArray
+
+from novelty import (
+    CorpusError as CorpusError,
+    InputError as InputError,
+    NoveltyError as NoveltyError,
+    UsageError as UsageError
+)
+
+
+def cuda_compiled() -> bool:
+    """True when the CUDA backend is compiled in (a cu13 build)."""
+
+def auto_device() -> str:
+    """What device='auto' resolves to here: 'cuda' or 'cpu'."""
+
+def query_copies() -> int:
+    """
+    How many query arrays were copied before reaching the engine (not float32 or not C-contiguous).
+    """
+
+def last_query_pointer() -> int:
+    """The address of the last query matrix the engine read."""
+
+class Corpus:
+    """An open, read-only corpus directory."""
+
+    @staticmethod
+    def open(dir: str) -> Corpus:
+        """Opens a corpus directory (checks it against its manifest)."""
+
+    @property
+    def dir(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def has_vectors(self) -> bool: ...
+
+    @property
+    def embedder(self) -> str | None: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    def vectors(self) -> object:
+        """
+        The normalised vectors, size x dim, a read-only view of vectors.npy (float32 or float16).
+        """
+
+    def paper(self, row: int) -> dict: ...
+
+    def find_row(self, id: str) -> int | None: ...
+
+    def rows_through(self, date: str) -> int:
+        """
+        Rows published on or before `date` (YYYY, YYYY-MM or YYYY-MM-DD): rows [0, result).
+        """
+
+    def ids(self, rows: Sequence[int]) -> list:
+        """The ids of the given rows ("" for -1)."""
+
+def import_corpus(sources: Sequence[tuple[str, str, str]], out_dir: str, overwrite: bool = False, skip_invalid: bool = False, progress: object | None = None) -> dict: ...
+
+def add_vectors(dir: str, vectors_path: str, ids_path: str, order: str, dtype: str, embedder: str, pooling: str) -> None: ...
+
+def embed_corpus(dir: str, embedder: Embedder, batch: int = 256, resume: bool = False, dtype: str = 'f32', progress: object | None = None) -> int: ...
+
+def parse_date(text: str, parameter: str) -> tuple[str, str]:
+    """Checks a date: (as given, its last day); UsageError when invalid."""
+
+class Embedder:
+    """A text encoder: texts in, L2-normalised float32 vectors out."""
+
+    @staticmethod
+    def builtin(model_dir: str, name: str = '', threads: int = 0) -> Embedder:
+        """The built-in encoder from a sentence-transformers model directory."""
+
+    @staticmethod
+    def http(base_url: str, model: str = '', api_key: str = '') -> Embedder:
+        """
+        An OpenAI-compatible /v1/embeddings server (model and key default to the environment).
+        """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def pooling(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
+        """
+        Embeds each text: a float32 array of len(texts) x dim, each row L2-normalised.
+        """
+
+def embedding_text(title: str, text: str) -> str:
+    """
+    The text embedded for a record: title, a blank line, text (trimmed; one of them when the other is empty).
+    """
+
+class Index:
+    """A corpus's vectors loaded into a search backend (cpu or cuda)."""
+
+    def __init__(self, corpus: Corpus, device: str = 'auto', storage: str = 'f16', memory_mib: int = 0, threads: int = 0) -> None: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def n_rows(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def last_engine_seconds(self) -> float:
+        """
+        Seconds the engine itself spent in the last search (the rest of a call is the binding's).
+        """
+
+    def search(self, queries: Annotated[NDArray, dict(device='cpu', writable=False)], k: int, row_limit: Sequence[int] | None = None, excluded: Sequence[Sequence[int]] | None = None) -> tuple[NDArray[numpy.float32], NDArray[numpy.int64], NDArray[numpy.int64]]:
+        """
+        Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.
+        """
+
+def score(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], ids: Sequence[str], cutoffs: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], excluded_ids: Sequence[Sequence[str]], p: int, q: int, methods: Set[str], split: str, historical_from: str, include_self: bool, extra: int, evidence: int, progress: object | None = None) -> list[str]:
+    """
+    Scores resolved ideas; one JSON text per idea, as `novelty score` writes it.
+    """
+
+def retrieve(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], texts: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], methods: Sequence[str], k: int, fusion_depth: int) -> list:
+    """
+    Rankings per query: a dict method -> [{id, row, rank, score, title}], best first.
+    """
+
+def auroc(scores: Sequence[float], labels: Sequence[int]) -> dict:
+    """
+    AUROC of scores (NaN = missing, left out) against labels (1 novel, 0 not): {auroc (None without both classes), n_pos, n_neg, n_missing, reason}.
+    """
+
+class ClaimsChecker:
+    """The ClaimNov check over a corpus (one run at a time)."""
+
+    @staticmethod
+    def make(corpus_dir: str, embedder: Embedder, llm: str, llm_model: str, llm_key: str, judge: str, judge_model: str, concurrency: int, timeout_seconds: float, retries: int, max_tokens: int, response_cache: str, claims_cache: str, window: int, alpha: float, weights: str, threshold: float) -> ClaimsChecker:
+        """
+        Takes the embedder's encoder (it embeds claims; it must be the corpus's).
+        """
+
+    @property
+    def approximate(self) -> bool: ...
+
+    @property
+    def stages(self) -> str: ...
+
+    def check(self, body: str, progress: object | None = None) -> str:
+        """Runs a POST /v1/claims body; returns the job's result as JSON text."""
+
+def resolve_scopes(corpus: Corpus, ids: Sequence[str], dates: Sequence[str | None], excludes: Sequence[Sequence[str]], cutoff: str | None, run_exclude: Sequence[str], own_paper: bool) -> tuple[list[int], list[str], list[list[int]], list[list[str]], list[int]]:
+    """
+    Per record (row_limit, cutoff, excluded_rows, excluded_ids, unknown_excluded), as lists: the request layer's ScopeResolver. A record's date wins over `cutoff`; with own_paper a record whose id is a corpus paper never finds it.
+    """

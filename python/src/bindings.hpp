@@ -1,0 +1,97 @@
+// The pieces of the novelty._core module, each registered by its own file (module.cpp calls them).
+#pragma once
+
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/encoder/embedder.hpp"
+#include "novelty/search/search.hpp"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace novelty::python {
+
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);
+void bind_corpus(nb::module_& m);
+void bind_embedder(nb::module_& m);
+void bind_index(nb::module_& m);
+void bind_score(nb::module_& m);
+void bind_retrieve(nb::module_& m);
+void bind_eval(nb::module_& m);
+void bind_claims(nb::module_& m);
+void bind_scope(nb::module_& m);
+
+/// An open corpus shared by the Python objects that use it (an index keeps its corpus alive). A
+/// Corpus is not thread-safe (one SQLite connection): every use of its papers takes `lock`.
+struct CorpusHandle {
+    std::shared_ptr<const Corpus> corpus;
+    std::shared_ptr<std::mutex> lock = std::make_shared<std::mutex>();
+};
+
+/// Runs fn() with the GIL released and `lock` held. The GIL goes first, so a thread waiting for
+/// the lock never blocks one that holds it and needs the GIL (a progress callback).
+template <typename F>
+auto with_lock(std::mutex& lock, F&& fn) {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> guard(lock);
+    return fn();
+}
+
+/// A text encoder; one call at a time (the HTTP client and the built-in encoder keep state).
+struct EmbedderHandle {
+    std::unique_ptr<Embedder> embedder;
+    std::mutex mutex;
+};
+
+/// A search index over a corpus's vectors. The engine's index serves one call at a time, so
+/// calls from several Python threads take turns on `mutex` (with the GIL released).
+struct IndexHandle {
+    std::shared_ptr<const Corpus> corpus;
+    std::shared_ptr<std::mutex> corpus_lock;  ///< the CorpusHandle's; taken after `mutex`
+    std::unique_ptr<SearchBackend> backend;
+    std::unique_ptr<SearchIndex> index;
+    std::mutex mutex;
+    /// Seconds the engine spent in the last search() (for measuring the binding's own cost).
+    std::atomic<double> last_engine_seconds{0};
+};
+
+/// Query vectors as the engine reads them: a pointer into the caller's array when it is float32
+/// and C-contiguous, else a float32 copy held in `owned`.
+struct QueryMatrix {
+    const float* data = nullptr;
+    std::size_t n = 0;
+    std::size_t dim = 0;
+    std::vector<float> owned;
+};
+
+/// Any CPU array, read-only, of any dtype and strides (checked by query_matrix).
+using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
+
+/// Views or converts a 2-D (or 1-D: one row) float32/float16 array of `dim` columns (0 = any).
+/// Throws UsageError naming `parameter` for another dtype, rank or width. Counts copies in
+/// query_copies() and records the pointer the engine gets in last_query_pointer().
+QueryMatrix query_matrix(const AnyArray& array, std::size_t dim, const std::string& parameter);
+
+/// How many query arrays had to be copied (not float32, or not C-contiguous), since the start.
+std::size_t query_copies();
+/// The address of the last query matrix handed to the engine.
+std::uintptr_t last_query_pointer();
+
+/// A float32 array of shape {rows, cols} owning `values` (moved in).
+nb::ndarray<nb::numpy, float> float_array(std::vector<float>&& values, std::size_t rows, std::size_t cols);
+/// An int64 array of shape {rows, cols} (cols 0: a 1-D array of `rows`) owning `values`.
+nb::ndarray<nb::numpy, std::int64_t> int_array(std::vector<std::int64_t>&& values, std::size_t rows, std::size_t cols);
+
+/// Calls a Python progress callback from engine code (any thread): takes the GIL for the call and
+/// turns an exception it raises into novelty::Error, which stops the work.
+ProgressFn progress_callback(nb::object callback);
+
+}  // namespace novelty::python

@@ -1,0 +1,115 @@
+// novelty._core.Index: a corpus loaded into a search backend, searched from Python with the GIL
+// released; query arrays reach the engine in place when they are float32 and C-contiguous.
+#include "bindings.hpp"
+
+#include "novelty/search/backends.hpp"
+#include "novelty/util/error.hpp"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+
+namespace novelty::python {
+
+namespace {
+
+IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, const std::string& storage,
+                        std::size_t memory_mib, std::size_t threads) {
+    auto* h = new IndexHandle;
+    h->corpus = corpus.corpus;
+    h->corpus_lock = corpus.lock;
+    CudaBackendOptions options;
+    options.storage = parse_storage(storage);
+    options.memory_budget = memory_mib << 20;
+    try {
+        nb::gil_scoped_release release;
+        h->backend = make_backend(device, options);
+        h->backend->tuning.threads = threads;
+        h->index = h->backend->build(VectorView::of(h->corpus->vectors()));
+    } catch (...) {
+        delete h;
+        throw;
+    }
+    return h;
+}
+
+/// The engine's per-query arguments from the Python ones (validated: one per query).
+SearchQueries search_queries(const QueryMatrix& q, const std::optional<std::vector<std::size_t>>& row_limit,
+                             const std::optional<std::vector<std::vector<std::int64_t>>>& excluded) {
+    SearchQueries s;
+    s.vectors = q.data;
+    s.n_queries = q.n;
+    s.dim = q.dim;
+    if (row_limit) {
+        if (row_limit->size() != q.n)
+            throw UsageError("row_limit has " + std::to_string(row_limit->size()) + " entries for " +
+                                 std::to_string(q.n) + " queries", "row_limit");
+        s.row_limit = *row_limit;
+    }
+    if (excluded) {
+        if (excluded->size() != q.n)
+            throw UsageError("exclude has " + std::to_string(excluded->size()) + " entries for " +
+                                 std::to_string(q.n) + " queries", "exclude");
+        for (const auto& rows : *excluded) s.excluded.add(rows);
+    }
+    return s;
+}
+
+using SearchResult = std::tuple<nb::ndarray<nb::numpy, float>, nb::ndarray<nb::numpy, std::int64_t>,
+                                nb::ndarray<nb::numpy, std::int64_t>>;
+
+SearchResult search(IndexHandle& h, const AnyArray& queries, std::size_t k,
+                    const std::optional<std::vector<std::size_t>>& row_limit,
+                    const std::optional<std::vector<std::vector<std::int64_t>>>& excluded) {
+    if (k < 1 || k > SearchIndex::max_k)
+        throw UsageError("k must be 1.." + std::to_string(SearchIndex::max_k) + ", not " + std::to_string(k), "k");
+    const QueryMatrix q = query_matrix(queries, h.index->dim(), "queries");
+    const SearchQueries s = search_queries(q, row_limit, excluded);
+    TopK top;
+    if (q.n > 0) {
+        nb::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(h.mutex);
+        const auto start = std::chrono::steady_clock::now();
+        top = h.index->search(s, k);
+        h.last_engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    std::vector<std::int64_t> counts(top.count.begin(), top.count.end());
+    const std::size_t n = q.n;
+    if (n == 0) {
+        top.sims.clear();
+        top.rows.clear();
+    }
+    return {float_array(std::move(top.sims), n, k), int_array(std::move(top.rows), n, k), int_array(std::move(counts), n, 0)};
+}
+
+}  // namespace
+
+void bind_index(nb::module_& m) {
+    nb::class_<IndexHandle>(m, "Index", "A corpus's vectors loaded into a search backend (cpu or cuda).")
+        .def("__init__", [](IndexHandle* self, const CorpusHandle& corpus, const std::string& device,
+                            const std::string& storage, std::size_t memory_mib, std::size_t threads) {
+            IndexHandle* made = make_index(corpus, device, storage, memory_mib, threads);
+            new (self) IndexHandle;
+            self->corpus = std::move(made->corpus);
+            self->corpus_lock = std::move(made->corpus_lock);
+            self->backend = std::move(made->backend);
+            self->index = std::move(made->index);
+            delete made;
+        }, nb::arg("corpus"), nb::arg("device") = "auto", nb::arg("storage") = "f16", nb::arg("memory_mib") = 0,
+           nb::arg("threads") = 0)
+        .def_prop_ro("device", [](const IndexHandle& h) { return h.index->name(); })
+        .def_prop_ro("label", [](const IndexHandle& h) { return h.index->label(); })
+        .def_prop_ro("n_rows", [](const IndexHandle& h) { return h.index->n_rows(); })
+        .def_prop_ro("dim", [](const IndexHandle& h) { return h.index->dim(); })
+        .def_prop_ro("last_engine_seconds", [](const IndexHandle& h) { return h.last_engine_seconds.load(); },
+                     "Seconds the engine itself spent in the last search (the rest of a call is the binding's).")
+        .def("search", &search, nb::arg("queries"), nb::arg("k"), nb::arg("row_limit") = nb::none(),
+             nb::arg("excluded") = nb::none(),
+             "Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity "
+             "descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.");
+}
+
+}  // namespace novelty::python
