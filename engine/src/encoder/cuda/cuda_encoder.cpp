@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
 
 namespace novelty::encoder {
 
@@ -70,7 +71,10 @@ public:
     std::string pooling() const override { return pooling_name(pooling_); }
     std::string device() const override { return "cuda"; }
 
+    /// One call at a time (the activation buffers are shared); tokenisation of the next chunk
+    /// overlaps the device's work on the current one.
     std::vector<float> embed(const std::vector<std::string>& texts) override {
+        const std::lock_guard<std::mutex> lock(mutex_);
         std::vector<float> out(texts.size() * config_.hidden);
         auto tokenize = [&](std::size_t begin) {
             const std::size_t end = std::min(texts.size(), begin + texts_per_chunk);
@@ -186,6 +190,7 @@ private:
     cuda::EncoderGemm gemm_;
     cuda::DeviceWeights weights_;
     std::unique_ptr<Activations> act_;
+    std::mutex mutex_;
 };
 
 }  // namespace
