@@ -65,7 +65,13 @@ BertModel BertModel::load(const std::string& model_dir) {
     BertModel m;
     m.config_ = read_bert_config(model_dir);
     const BertConfig& c = m.config_;
-    const SafeTensors st = SafeTensors::open((fs::path(model_dir) / "model.safetensors").string());
+    const fs::path weights = fs::path(model_dir) / "model.safetensors";
+    std::error_code ec;
+    if (!fs::exists(weights, ec) && fs::exists(fs::path(model_dir) / "pytorch_model.bin", ec))
+        throw InputError(weights.string(), 0,
+                         "missing: only pytorch_model.bin is there, which is not read; convert it once with "
+                         "transformers (AutoModel.from_pretrained(d).save_pretrained(d, safe_serialization=True))");
+    const SafeTensors st = SafeTensors::open(weights.string());
     std::string prefix;
     for (const char* candidate : {"bert.", "roberta."})
         if (!st.has("embeddings.word_embeddings.weight") && st.has(std::string(candidate) + "embeddings.word_embeddings.weight"))

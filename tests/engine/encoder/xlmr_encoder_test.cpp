@@ -118,6 +118,20 @@ TEST(XlmrEncoder, RefusesUnknownModelTypesAndDevices) {
     EXPECT_EQ(resolve_encoder_device("auto"), cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu");
 }
 
+TEST(XlmrEncoder, PytorchBinWithoutSafetensorsSaysHowToConvert) {
+    test::TempDir dir;
+    const std::string d = dir.path().string();
+    for (const char* name : {"config.json", "tokenizer.json"}) std::filesystem::copy_file(tiny_dir() + "/" + name, d + "/" + name);
+    test::write_file(d + "/pytorch_model.bin", "not read");
+    try {
+        load_builtin_encoder(d);
+        ADD_FAILURE() << "accepted without model.safetensors";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("model.safetensors"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("safe_serialization=True"), std::string::npos) << e.what();
+    }
+}
+
 TEST(XlmrEncoder, ModelDirectoryWithoutTokenizerIsRefused) {
     test::TempDir dir;
     const std::string d = dir.path().string();
