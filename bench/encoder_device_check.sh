@@ -49,7 +49,7 @@ encoder_bench() {
   timeout 120 .device/bin/encoder_bench "$model" "$tmp/texts.jsonl" "$tmp/ours.npy" 0 cuda "$tmp/ids.txt" |
     sed 's/^{/{"mode": "encoder", "peer": "ours", /'
   PYTHONUNBUFFERED=1 timeout 150 python3 bench/encoder_gpu_vs_torch.py --model "$model" --ids "$tmp/ids.txt" \
-    --ours "$tmp/ours.npy" --label "MiniLM-shape"
+    --ours "$tmp/ours.npy" --label "MiniLM-shape" --texts "$tmp/texts.jsonl"
   rm -rf "$tmp"
 }
 
@@ -77,7 +77,7 @@ v.flush()
 PY
   local nov=.device/bin/novelty t0
   t0=$(date +%s.%N)
-  timeout 200 "$nov" corpus import -q --format jsonl --in "$tmp/papers.jsonl" --out "$tmp/corpus" >&2 &&
+  timeout 300 "$nov" corpus import -q --format jsonl --in "$tmp/papers.jsonl" --out "$tmp/corpus" >&2 &&
   timeout 100 "$nov" corpus add-vectors "$tmp/corpus" -q --vectors "$tmp/vectors.npy" --ids "$tmp/ids.txt" \
     --embedder "$(basename "$model")" --pooling mean >&2 &&
   timeout 200 "$nov" index "$tmp/corpus" -q --device cuda >&2 || { echo "encoder_main_job: preparing the corpus failed" >&2; rm -rf "$tmp"; return 1; }

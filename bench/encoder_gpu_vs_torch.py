@@ -3,8 +3,9 @@
 
   python3 bench/encoder_gpu_vs_torch.py --model DIR --ids IDS.txt --ours OURS.npy [--ours-json LINE]
 
-sentence-transformers cannot be installed on the GPU machine (no network there, and the bundle has
-room for no more), so the peer is its forward pass written out in PyTorch: the same model loaded
+sentence-transformers is not installed on the GPU machine (no network there, and the bundle has
+no room for it and transformers), so the peer is its forward pass written out in PyTorch (and, when
+--texts is given and sentence-transformers can be imported, sentence-transformers itself too): the same model loaded
 from model.safetensors in float16 on the GPU, texts sorted by length and cut into batches padded to
 their longest text (as SentenceTransformer.encode does), attention through
 torch.nn.functional.scaled_dot_product_attention with the padding mask (transformers' "sdpa" path),
@@ -103,13 +104,37 @@ def run(enc, seqs, batch):
     return time.perf_counter() - start, out.cpu().numpy()
 
 
+def sentence_transformers_peer(model_dir, texts_path, label):
+    """sentence-transformers itself, float16, when the machine has it (the GPU machine usually does not)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        return
+    texts = [(r.get("title", "") + "\n\n" + (r.get("text") or r.get("abstract") or "")).strip()
+             for r in map(json.loads, open(texts_path, encoding="utf-8"))]
+    model = SentenceTransformer(model_dir, device="cuda").half()
+    model.encode(texts[:256], batch_size=64)
+    for batch in (32, 64, 128, 256, 512):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        model.encode(texts, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True)
+        torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        print(json.dumps({"mode": "encoder", "peer": "sentence-transformers", "label": label, "batch": batch,
+                          "texts": len(texts), "seconds": round(seconds, 4), "per_second": round(len(texts) / seconds, 1)}),
+              flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--ids", required=True)
     ap.add_argument("--ours", required=True)
     ap.add_argument("--label", default="")
+    ap.add_argument("--texts", help="the JSON Lines texts, for sentence-transformers when it is installed")
     args = ap.parse_args()
+    if args.texts:
+        sentence_transformers_peer(args.model, args.texts, args.label)
     seqs = [[int(v) for v in line.split()] for line in open(args.ids)]
     enc = Encoder(args.model, "cuda")
     run(enc, seqs[:256], 64)  # warm-up: kernels, allocator
