@@ -47,7 +47,7 @@ pack() {
   cp "$build/tests/novelty_gpu_tests" "$build/novelty" "$build/bench/cuda_search_bench" "$build/bench/encoder_bench" .device/bin/
   # all-MiniLM-L6-v2's shape and tokenizer without its weights (the GPU machine makes random ones).
   mkdir -p .device/bin/minilm-shape/1_Pooling
-  for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json sentence_bert_config.json; do
+  for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json sentence_bert_config.json modules.json; do
     cp -L "models/all-MiniLM-L6-v2/$f" .device/bin/minilm-shape/
   done
   cp -L models/all-MiniLM-L6-v2/1_Pooling/config.json .device/bin/minilm-shape/1_Pooling/
