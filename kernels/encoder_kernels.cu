@@ -137,6 +137,60 @@ __global__ void packed_attention_kernel(const float* qkv, const float* qkv_bias,
     }
 }
 
+/// One thread per query of a tile of attention_query_tile queries; keys and values of the
+/// sequence pass through shared memory, key_tile of them at a time (2 x 16 KB).
+template <int D>
+__global__ void __launch_bounds__(attention_query_tile)
+tiled_attention_kernel(const float* qkv, const float* qkv_bias, const std::int32_t* tile_seq_start,
+                       const std::int32_t* tile_seq_len, const std::int32_t* tile_q_begin, std::size_t h, float scale,
+                       void* ctx, Element type) {
+    constexpr int key_tile = 4096 / D;
+    __shared__ float ks[key_tile * D];
+    __shared__ float vs[key_tile * D];
+    const std::size_t tile = blockIdx.x, head = blockIdx.y, stride = 3 * h;
+    const std::size_t start = static_cast<std::size_t>(tile_seq_start[tile]);
+    const int len = tile_seq_len[tile];
+    const int qi = tile_q_begin[tile] + static_cast<int>(threadIdx.x);
+    const bool active = qi < len;
+    const float* bq = qkv_bias != nullptr ? qkv_bias + head * D : nullptr;
+    const float* bk = qkv_bias != nullptr ? qkv_bias + h + head * D : nullptr;
+    const float* bv = qkv_bias != nullptr ? qkv_bias + 2 * h + head * D : nullptr;
+    float q[D], acc[D];
+#pragma unroll
+    for (int c = 0; c < D; ++c) {
+        q[c] = active ? (qkv[(start + qi) * stride + head * D + c] + (bq ? bq[c] : 0.0f)) * scale : 0.0f;
+        acc[c] = 0.0f;
+    }
+    float running_max = -INFINITY, running_sum = 0.0f;
+    for (int k0 = 0; k0 < len; k0 += key_tile) {
+        const int nk = min(key_tile, len - k0);
+        __syncthreads();  // the previous tile is no longer read
+        for (int i = threadIdx.x; i < nk * D; i += blockDim.x) {
+            const int j = i / D, c = i % D;
+            const std::size_t row = (start + static_cast<std::size_t>(k0 + j)) * stride + head * D + c;
+            ks[i] = qkv[row + h] + (bk ? bk[c] : 0.0f);
+            vs[i] = qkv[row + 2 * h] + (bv ? bv[c] : 0.0f);
+        }
+        __syncthreads();
+        if (!active) continue;
+        for (int j = 0; j < nk; ++j) {
+            float dot = 0.0f;
+#pragma unroll
+            for (int c = 0; c < D; ++c) dot += q[c] * ks[j * D + c];
+            const float new_max = fmaxf(running_max, dot);
+            const float correction = __expf(running_max - new_max);
+            const float p = __expf(dot - new_max);
+            running_sum = running_sum * correction + p;
+#pragma unroll
+            for (int c = 0; c < D; ++c) acc[c] = acc[c] * correction + p * vs[j * D + c];
+            running_max = new_max;
+        }
+    }
+    if (!active) return;
+#pragma unroll
+    for (int c = 0; c < D; ++c) store_half(ctx, (start + qi) * h + head * D + c, acc[c] / running_sum, type);
+}
+
 __global__ void pool_kernel(const float* x, const std::int32_t* offsets, std::size_t h, bool cls, float* out) {
     const std::size_t s = blockIdx.x;
     const std::size_t begin = static_cast<std::size_t>(offsets[s]), end = static_cast<std::size_t>(offsets[s + 1]);
@@ -196,6 +250,25 @@ void launch_packed_attention(const float* qkv, const float* qkv_bias, const std:
     const auto blocks = static_cast<unsigned>((threads + block_threads - 1) / block_threads);
     packed_attention_kernel<<<blocks, block_threads, 0, stream>>>(qkv, qkv_bias, seq_start, seq_len, n_tokens, h,
                                                                   heads, scale, ctx, type);
+    NOVELTY_CUDA_CHECK(cudaGetLastError());
+}
+
+bool tiled_attention_supported(std::size_t head_dim) { return head_dim == 32 || head_dim == 64; }
+
+void launch_tiled_attention(const float* qkv, const float* qkv_bias, const std::int32_t* tile_seq_start,
+                            const std::int32_t* tile_seq_len, const std::int32_t* tile_q_begin, std::size_t n_tiles,
+                            std::size_t h, std::size_t heads, void* ctx, Element type, cudaStream_t stream) {
+    if (n_tiles == 0) return;
+    if (heads == 0 || h % heads != 0 || !tiled_attention_supported(h / heads))
+        throw KernelError("tiled attention: the head dimension must be 32 or 64");
+    const float scale = 1.0f / sqrtf(static_cast<float>(h / heads));
+    const dim3 grid(static_cast<unsigned>(n_tiles), static_cast<unsigned>(heads));
+    if (h / heads == 32)
+        tiled_attention_kernel<32><<<grid, attention_query_tile, 0, stream>>>(qkv, qkv_bias, tile_seq_start, tile_seq_len,
+                                                                              tile_q_begin, h, scale, ctx, type);
+    else
+        tiled_attention_kernel<64><<<grid, attention_query_tile, 0, stream>>>(qkv, qkv_bias, tile_seq_start, tile_seq_len,
+                                                                              tile_q_begin, h, scale, ctx, type);
     NOVELTY_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -43,6 +43,18 @@ void launch_packed_attention(const float* qkv, const float* qkv_bias, const std:
                              const std::int32_t* seq_len, std::size_t n_tokens, std::size_t h, std::size_t heads,
                              void* ctx, Element type, cudaStream_t stream);
 
+/// As launch_packed_attention, one thread per query instead of one warp: the queries of a
+/// sequence are cut into tiles of 64 (tile t: sequence start tile_seq_start[t], length
+/// tile_seq_len[t], first query tile_q_begin[t], the query index within its sequence), and each
+/// block (tile, head) streams the sequence's keys and values through shared memory in tiles,
+/// with an online softmax per thread. Head dimension 32 or 64 only (tiled_attention_supported).
+void launch_tiled_attention(const float* qkv, const float* qkv_bias, const std::int32_t* tile_seq_start,
+                            const std::int32_t* tile_seq_len, const std::int32_t* tile_q_begin, std::size_t n_tiles,
+                            std::size_t h, std::size_t heads, void* ctx, Element type, cudaStream_t stream);
+bool tiled_attention_supported(std::size_t head_dim);
+/// Queries per tile of launch_tiled_attention.
+constexpr int attention_query_tile = 64;
+
 /// out[s] (float32, h values) = the first token of sequence s (cls) or the mean of its tokens,
 /// for the n_seqs sequences whose tokens are x[offsets[s] .. offsets[s+1]). Not normalised.
 void launch_pool(const float* x, const std::int32_t* offsets, std::size_t n_seqs, std::size_t h, bool cls,

@@ -43,19 +43,20 @@ std::string minilm_dir() {
 }
 
 std::unique_ptr<Embedder> load(const std::string& dir, const std::string& device, const std::string& storage = "f16",
-                               std::size_t memory = 0) {
+                               std::size_t memory = 0, const std::string& attention = "auto") {
     EncoderOptions options;
     options.device = device;
     options.device_storage = storage;
     options.device_memory = memory;
+    options.device_attention = attention;
     return load_builtin_encoder(dir, options);
 }
 
 /// The smallest row cosine between the CPU's and the CUDA encoder's vectors of `texts`.
 double min_cosine(const std::string& dir, const std::vector<std::string>& texts, const std::string& storage = "f16",
-                  std::size_t memory = 0) {
+                  std::size_t memory = 0, const std::string& attention = "auto") {
     const auto cpu = load(dir, "cpu")->embed(texts);
-    auto gpu_encoder = load(dir, "cuda", storage, memory);
+    auto gpu_encoder = load(dir, "cuda", storage, memory, attention);
     EXPECT_EQ(gpu_encoder->device(), "cuda");
     const auto gpu = gpu_encoder->embed(texts);
     const std::size_t dim = gpu_encoder->dim();
@@ -106,6 +107,17 @@ TEST_F(CudaEncoder, TinyBertWithClsPoolingMatchesTheCpu) {
 TEST_F(CudaEncoder, MiniLmOnAThousandAbstracts) {
     if (!std::filesystem::exists(minilm_dir() + "/config.json")) GTEST_SKIP() << "all-MiniLM-L6-v2 not installed";
     min_cosine(minilm_dir(), abstracts(1000));
+}
+
+TEST_F(CudaEncoder, BothAttentionKernelsMatchTheCpu) {
+    if (!std::filesystem::exists(minilm_dir() + "/config.json")) GTEST_SKIP() << "all-MiniLM-L6-v2 not installed";
+    std::vector<std::string> texts = abstracts(200);
+    for (const auto& t : edge_texts()) texts.push_back(t);
+    min_cosine(minilm_dir(), texts, "f16", 0, "tiled");  // head dimension 32
+    min_cosine(minilm_dir(), texts, "f16", 0, "warp");
+    // The tiny fixtures have heads of 8 dimensions: only the warp kernel applies.
+    EXPECT_THROW(load(fixture("encoder/tiny-xlmr"), "cuda", "f16", 0, "tiled"), UsageError);
+    EXPECT_THROW(load(fixture("encoder/tiny-xlmr"), "cuda", "f16", 0, "flash"), UsageError);
 }
 
 TEST_F(CudaEncoder, LongEmptyAndOneTokenTextsMatchTheCpu) {

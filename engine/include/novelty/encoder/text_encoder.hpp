@@ -27,6 +27,10 @@ struct EncoderOptions {
     std::size_t device_memory = 0;
     /// CUDA only: tokens per device batch (before the memory budget cuts it).
     std::size_t device_tokens_per_batch = 65536;
+    /// CUDA only: the attention kernel: "tiled" (a thread per query, keys and values through
+    /// shared memory; head dimension 32 or 64), "warp" (a warp per query, any head dimension up
+    /// to 256), or "auto" (tiled when it applies).
+    std::string device_attention = "auto";
 };
 
 /// Loads the model in `model_dir` on options.device. Throws InputError naming the file for a

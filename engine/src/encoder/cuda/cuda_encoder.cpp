@@ -30,16 +30,16 @@ constexpr std::size_t texts_per_chunk = 4096;  // tokenised ahead while the devi
 struct Activations {
     std::size_t tokens = 0;
     DeviceBuffer x, x_half, qkv, ctx_half, y, inter, inter_half, pooled;
-    DeviceBuffer ids, positions, seq_start, seq_len, offsets;
+    DeviceBuffer ids, positions, seq_start, seq_len, offsets, tiles;
     PinnedBuffer host_ints, host_out;
 
     /// Device and pinned host bytes per token of the buffers below.
-    static std::size_t bytes_per_token(const BertConfig& c) { return 32 * c.hidden + 6 * c.intermediate + 40; }
+    static std::size_t bytes_per_token(const BertConfig& c) { return 32 * c.hidden + 6 * c.intermediate + 64; }
     Activations(const BertConfig& c, std::size_t t)
         : tokens(t), x(t * c.hidden * 4), x_half(t * c.hidden * 2), qkv(t * c.hidden * 12), ctx_half(t * c.hidden * 2),
           y(t * c.hidden * 4), inter(t * c.intermediate * 4), inter_half(t * c.intermediate * 2), pooled(t * c.hidden * 4),
-          ids(t * 4), positions(t * 4), seq_start(t * 4), seq_len(t * 4), offsets((t + 1) * 4),
-          host_ints((5 * t + 1) * 4), host_out(t * c.hidden * 4) {}
+          ids(t * 4), positions(t * 4), seq_start(t * 4), seq_len(t * 4), offsets((t + 1) * 4), tiles(3 * t * 4),
+          host_ints((8 * t + 1) * 4), host_out(t * c.hidden * 4) {}
 };
 
 class CudaEncoder final : public Embedder {
@@ -64,6 +64,13 @@ public:
                                  std::to_string(tokenizer_.max_length()) + " tokens",
                              "device_memory");
         act_ = std::make_unique<Activations>(config_, tokens);
+        const bool tiled_ok = kernels::tiled_attention_supported(config_.hidden / config_.heads);
+        if (options.device_attention == "tiled" && !tiled_ok)
+            throw UsageError("the tiled attention kernel needs a head dimension of 32 or 64", "device_attention");
+        if (options.device_attention != "auto" && options.device_attention != "tiled" && options.device_attention != "warp")
+            throw UsageError("device_attention must be auto, tiled or warp, not '" + options.device_attention + "'",
+                             "device_attention");
+        tiled_ = options.device_attention != "warp" && tiled_ok;
     }
 
     std::string name() const override { return name_; }
@@ -134,8 +141,17 @@ private:
             }
             offsets[s + 1] = static_cast<std::int32_t>(t);
         }
+        n_tiles_ = 0;
+        std::int32_t* tiles = offsets + seqs.size() + 1;  // three arrays of up to n_tokens tiles
+        for (std::size_t s = 0; s < seqs.size(); ++s)
+            for (std::size_t q = 0; q < seqs[s]->size(); q += kernels::attention_query_tile, ++n_tiles_) {
+                tiles[n_tiles_] = offsets[s];
+                tiles[n_tokens + n_tiles_] = static_cast<std::int32_t>(seqs[s]->size());
+                tiles[2 * n_tokens + n_tiles_] = static_cast<std::int32_t>(q);
+            }
         const cudaStream_t st = stream_.get();
         const std::size_t b = n_tokens * 4;
+        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->tiles.get(), tiles, 3 * b, cudaMemcpyHostToDevice, st));
         NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->ids.get(), ids, b, cudaMemcpyHostToDevice, st));
         NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->positions.get(), pos, b, cudaMemcpyHostToDevice, st));
         NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->seq_start.get(), start, b, cudaMemcpyHostToDevice, st));
@@ -150,8 +166,15 @@ private:
         const kernels::Element type = weights_.type;
         Activations& a = *act_;
         const bool qkv_bias = gemm_.linear(l.qkv_w.get(), l.qkv_b.as<float>(), a.x_half.get(), n, h, 3 * h, a.qkv.as<float>(), st);
-        kernels::launch_packed_attention(a.qkv.as<float>(), qkv_bias ? nullptr : l.qkv_b.as<float>(), a.seq_start.as<std::int32_t>(),
-                                         a.seq_len.as<std::int32_t>(), n, h, config_.heads, a.ctx_half.get(), type, st);
+        const float* bias = qkv_bias ? nullptr : l.qkv_b.as<float>();
+        if (tiled_) {
+            const auto* tiles = a.tiles.as<std::int32_t>();
+            kernels::launch_tiled_attention(a.qkv.as<float>(), bias, tiles, tiles + n, tiles + 2 * n, n_tiles_, h, config_.heads,
+                                            a.ctx_half.get(), type, st);
+        } else {
+            kernels::launch_packed_attention(a.qkv.as<float>(), bias, a.seq_start.as<std::int32_t>(), a.seq_len.as<std::int32_t>(),
+                                             n, h, config_.heads, a.ctx_half.get(), type, st);
+        }
         const bool ao_bias = gemm_.linear(l.attn_out_w.get(), l.attn_out_b.as<float>(), a.ctx_half.get(), n, h, h, a.y.as<float>(), st);
         kernels::launch_add_layer_norm(a.y.as<float>(), ao_bias ? nullptr : l.attn_out_b.as<float>(), a.x.as<float>(), n, h,
                                        l.attn_ln_g.as<float>(), l.attn_ln_b.as<float>(), config_.layer_norm_eps, a.x_half.get(), type, st);
@@ -190,6 +213,8 @@ private:
     cuda::EncoderGemm gemm_;
     cuda::DeviceWeights weights_;
     std::unique_ptr<Activations> act_;
+    bool tiled_ = true;           // which attention kernel
+    std::size_t n_tiles_ = 0;     // query tiles of the batch being run
     std::mutex mutex_;
 };
 
