@@ -14,7 +14,8 @@
 # Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",
 # DIM=1024, K=100, SELFJOIN_ROWS=1000000, SELFJOIN_Q=50. QUICK=1 runs small sizes, for a smoke test.
 # SWEEP="ALGO:OVERLAP:QT:CT,..." also times tuning variants of the search (cuda_search_bench sweep).
-# SKIP_MAIN=1 runs only the tests and the sweep. SANITIZE=1 also runs the small GPU tests under
+# SKIP_MAIN=1 runs only the tests and the sweep. SKIP_ENCODER=1 skips the text encoder's benchmarks
+# (bench/encoder_device_check.sh: ENCODER_TEXTS=10000, MAIN_IDEAS=50000, MAIN_ROWS=2600000). SANITIZE=1 also runs the small GPU tests under
 # compute-sanitizer's memcheck (bad device memory accesses; needs a machine where it works).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,6 +24,7 @@ mode="${1:-}"
 
 if [[ "${QUICK:-0}" == 1 ]]; then
   SEARCH_QUERIES="${SEARCH_QUERIES:-2000}"; SEARCH_ROWS="${SEARCH_ROWS:-100000}"; SELFJOIN_ROWS="${SELFJOIN_ROWS:-50000}"
+  ENCODER_TEXTS="${ENCODER_TEXTS:-1000}"; MAIN_IDEAS="${MAIN_IDEAS:-2000}"; MAIN_ROWS="${MAIN_ROWS:-100000}"
 fi
 SEARCH_QUERIES="${SEARCH_QUERIES:-50000}"
 SEARCH_ROWS="${SEARCH_ROWS:-1000000 2600000}"
@@ -39,16 +41,22 @@ pack() {
   "$cmake" -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNOVELTY_CUDA=ON >/dev/null
   grep -q '^NOVELTY_CUDA_ARCHITECTURES:STRING=.*90' "$build/CMakeCache.txt" ||
     { echo "device_check: $build is not configured for sm_90" >&2; exit 1; }
-  "$cmake" --build "$build" -j "${NOVELTY_BUILD_JOBS:-$(nproc)}" --target novelty_gpu_tests cuda_search_bench novelty
+  "$cmake" --build "$build" -j "${NOVELTY_BUILD_JOBS:-$(nproc)}" --target novelty_gpu_tests cuda_search_bench encoder_bench novelty
   rm -rf .device
   mkdir -p .device/bin .device/lib
-  cp "$build/tests/novelty_gpu_tests" "$build/novelty" "$build/bench/cuda_search_bench" .device/bin/
+  cp "$build/tests/novelty_gpu_tests" "$build/novelty" "$build/bench/cuda_search_bench" "$build/bench/encoder_bench" .device/bin/
+  # all-MiniLM-L6-v2's shape and tokenizer without its weights (the GPU machine makes random ones).
+  mkdir -p .device/bin/minilm-shape/1_Pooling
+  for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json sentence_bert_config.json modules.json; do
+    cp -L "models/all-MiniLM-L6-v2/$f" .device/bin/minilm-shape/
+  done
+  cp -L models/all-MiniLM-L6-v2/1_Pooling/config.json .device/bin/minilm-shape/1_Pooling/
   cp bench/cuda_search_vs_torch.py bench/device_cli_compare.py .device/bin/
   # The demo ideas' vectors, so the GPU machine needs no encoder weights for the CLI check.
   "$build/novelty" embed -q --in data/ideas.jsonl --out .device/bin/ideas.npy
-  strip .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench
+  strip .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench .device/bin/encoder_bench
   # Libraries outside the C/C++ runtime and the CUDA driver/toolkit (cuBLAS is the GPU machine's own).
-  for exe in .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench; do
+  for exe in .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench .device/bin/encoder_bench; do
     ldd "$exe" | awk '/=> \//{print $3}'
   done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcuda|libcublas[^/]*|libcudart[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" .device/lib/; done
@@ -96,6 +104,11 @@ run() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$out/gpu.txt"
   .device/bin/novelty info 2>&1 | tee -a "$out/gpu.txt"
 
+  # A model of all-MiniLM-L6-v2's shape for the encoder's GPU tests and benchmarks.
+  local encoder_dir=""
+  encoder_dir=$(encoder_model) || echo "device_check: making the random MiniLM-shaped model failed" >&2
+  export NOVELTY_TEST_SOURCE_DIR="$here" NOVELTY_TEST_MINILM_DIR="$encoder_dir"
+
   echo "== GPU tests"
   local t0=$SECONDS
   timeout 150 .device/bin/novelty_gpu_tests --gtest_brief=1 >"$out/gpu_tests.log" 2>&1
@@ -139,6 +152,12 @@ run() {
       --q "$SELFJOIN_Q" | tee -a "$results"
   fi
 
+  if [[ "${SKIP_ENCODER:-0}" != 1 && -n "$encoder_dir" ]]; then
+    echo "== text encoder: CUDA vs PyTorch float16, and the main job end to end"
+    encoder_bench "$encoder_dir" | tee -a "$results"
+    encoder_main_job "$encoder_dir" | tee -a "$results"
+  fi
+
   if [[ -n "${SWEEP:-}" ]]; then
     # Tuning: RAFT select algorithm : GEMM/select overlap : query tile : corpus tile.
     timeout 240 .device/bin/cuda_search_bench sweep --rows "${SWEEP_ROWS:-1000000}" --queries "$SEARCH_QUERIES" \
@@ -176,6 +195,14 @@ for r in rows:
     if r["mode"] == "sanitizer":
         print(f"compute-sanitizer memcheck of the small GPU tests: rc {r['rc']} in {r['seconds']} s "
               f"({'clean' if r['rc'] == 0 else 'see sanitizer.log'})")
+    if r["mode"] == "encoder" and r.get("peer") in ("ours", "torch-best"):
+        extra = f", min cosine to ours {r['min_cosine_to_ours']:.6f}, batch {r['batch']}" if r["peer"] == "torch-best" else ""
+        print(f"encoder {r['peer']:10} {r['texts']} texts: {r['per_second']:.1f} texts/s ({r['seconds']:.3f} s{extra})")
+    if r["mode"] == "main_job":
+        print(f"main job {r['ideas']} ideas x {r['rows']/1e6:.1f}M x {r['dim']}: {r['end_to_end_seconds']:.2f} s end to end "
+              f"(rc {r['rc']}); apart: tokenise {r['tokenize_seconds_one_thread']:.2f} s (1 thread), embed "
+              f"{r['embed_seconds']:.2f} s, search+densities+output {r['search_densities_output_seconds']:.2f} s; "
+              f"corpus preparation {r['corpus_prep_seconds']:.1f} s")
     if r["mode"] == "sweep":
         print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
     if r["mode"] == "selfjoin" and "peer" not in r:
@@ -186,6 +213,9 @@ for r in rows:
               f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
 PY
 }
+
+# shellcheck source=bench/encoder_device_check.sh
+source "$here/bench/encoder_device_check.sh"
 
 case "$mode" in
   pack) pack ;;

@@ -24,6 +24,7 @@ std::unique_ptr<Embedder> make_embedder(const EmbedderFlags& flags) {
     }
     EncoderOptions options;
     options.threads = flags.threads;
+    options.device = encoder_device(flags);
     return load_builtin_encoder(spec == "default" ? default_model_dir() : spec, options);
 }
 
@@ -53,7 +54,20 @@ std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const Embedd
     return embedder_for_corpus(corpus, from_corpus);
 }
 
+std::string encoder_device(const EmbedderFlags& flags) {
+    if (flags.shared_device != nullptr && flags.shared_device->count() > 0) return flags.shared_device->as<std::string>();
+    return flags.device;
+}
+
 void add_embedder_flags(CLI::App& command, EmbedderFlags& flags) {
+    if (const CLI::Option* existing = command.get_option_no_throw("--device")) {
+        flags.shared_device = existing;
+    } else {
+        command.add_option("--device", flags.device,
+                           "Where the built-in encoder runs: auto (default: CUDA when compiled in and a GPU is "
+                           "present), cpu or cuda")
+            ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    }
     command.add_option("--embedder", flags.spec,
                        "Text encoder: 'default' (the built-in all-MiniLM-L6-v2), a model directory (BERT-family, "
                        "sentence-transformers layout), or the base URL of an OpenAI-compatible server "

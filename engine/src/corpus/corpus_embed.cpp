@@ -67,7 +67,7 @@ void attach_rows(const std::string& dir, const std::string& rows_path, const std
     add.order = VectorOrder::corpus;
     add.vectors_path = staged;
     add.dtype = dtype;
-    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling()};
+    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling(), embedder.device()};
     add_vectors(dir, add);
 }
 

@@ -54,7 +54,8 @@ json to_json(const CorpusManifest& m) {
         j["embedder"] = {{"name", m.embedder->name},
                          {"dim", m.embedder->dim},
                          {"pooling", m.embedder->pooling.empty() ? json(nullptr) : json(m.embedder->pooling)}};
-    else
+    if (m.embedder && !m.embedder->device.empty()) j["embedder"]["device"] = m.embedder->device;
+    if (!m.embedder)
         j["embedder"] = nullptr;
     j["row_order"] = m.row_order;
     j["sources"] = json::array();
@@ -95,7 +96,8 @@ CorpusManifest from_json(const json& j) {
     if (!j.at("embedder").is_null()) {
         const auto& e = j.at("embedder");
         m.embedder = EmbedderInfo{e.at("name").get<std::string>(), e.at("dim").get<std::size_t>(),
-                                  e.at("pooling").is_null() ? "" : e.at("pooling").get<std::string>()};
+                                  e.at("pooling").is_null() ? "" : e.at("pooling").get<std::string>(),
+                                  e.contains("device") && e["device"].is_string() ? e["device"].get<std::string>() : ""};
     }
     m.row_order = j.at("row_order").get<std::string>();
     for (const auto& s : j.at("sources"))

@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,15 @@ BertConfig read_bert_config(const std::string& model_dir) {
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, 0, std::string("missing or invalid key: ") + e.what());
     }
+    const std::string type = j.value("model_type", "bert");
+    if (type == "roberta" || type == "xlm-roberta" || type == "camembert") {
+        c.roberta_positions = true;
+        c.padding_idx = j.value("pad_token_id", 1);
+        if (c.padding_idx < 0 || static_cast<std::size_t>(c.padding_idx) + 2 > c.max_positions)
+            throw InputError(path, 0, "pad_token_id leaves no room in max_position_embeddings");
+    } else if (type != "bert") {
+        throw InputError(path, 0, "model_type '" + type + "' is not supported (bert, roberta, xlm-roberta)");
+    }
     const std::string act = j.value("hidden_act", "gelu");
     if (act != "gelu") throw InputError(path, 0, "hidden_act '" + act + "' is not supported (only gelu)");
     const std::string positions = j.value("position_embedding_type", "absolute");
@@ -55,8 +65,17 @@ BertModel BertModel::load(const std::string& model_dir) {
     BertModel m;
     m.config_ = read_bert_config(model_dir);
     const BertConfig& c = m.config_;
-    const SafeTensors st = SafeTensors::open((fs::path(model_dir) / "model.safetensors").string());
-    const std::string prefix = st.has("embeddings.word_embeddings.weight") ? "" : "bert.";
+    const fs::path weights = fs::path(model_dir) / "model.safetensors";
+    std::error_code ec;
+    if (!fs::exists(weights, ec) && fs::exists(fs::path(model_dir) / "pytorch_model.bin", ec))
+        throw InputError(weights.string(), 0,
+                         "missing: only pytorch_model.bin is there, which is not read; convert it once with "
+                         "transformers (AutoModel.from_pretrained(d).save_pretrained(d, safe_serialization=True))");
+    const SafeTensors st = SafeTensors::open(weights.string());
+    std::string prefix;
+    for (const char* candidate : {"bert.", "roberta."})
+        if (!st.has("embeddings.word_embeddings.weight") && st.has(std::string(candidate) + "embeddings.word_embeddings.weight"))
+            prefix = candidate;
     auto get = [&](const std::string& name, std::vector<std::size_t> shape) { return st.floats(prefix + name, shape); };
     m.word_emb_ = get("embeddings.word_embeddings.weight", {c.vocab_size, c.hidden});
     m.pos_emb_ = get("embeddings.position_embeddings.weight", {c.max_positions, c.hidden});
@@ -97,6 +116,32 @@ void linear(const float* x, std::size_t n, std::size_t in, const std::vector<flo
                 1.0f, x, static_cast<int>(in), w.data(), static_cast<int>(in), 1.0f, y, static_cast<int>(out));
 }
 
+// Self-attention of one sequence (rows [start, start + len) of q, k, v), head by head, in blocks of
+// query rows so that the scores of a long sequence stay small (block x len floats).
+void attend(const float* q, const float* k, const float* v, std::size_t start, std::size_t len, std::size_t h,
+            std::size_t heads, float* ctx, std::vector<float>& scores) {
+    constexpr std::size_t block = 256;
+    const std::size_t head_dim = h / heads;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    scores.resize(std::min(len, block) * len);
+    for (std::size_t head = 0; head < heads; ++head) {
+        const float* kh = k + start * h + head * head_dim;
+        const float* vh = v + start * h + head * head_dim;
+        for (std::size_t r0 = 0; r0 < len; r0 += block) {
+            const std::size_t rows = std::min(block, len - r0);
+            const float* qh = q + (start + r0) * h + head * head_dim;
+            float* ch = ctx + (start + r0) * h + head * head_dim;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(len),
+                        static_cast<int>(head_dim), scale, qh, static_cast<int>(h), kh, static_cast<int>(h), 0.0f,
+                        scores.data(), static_cast<int>(len));
+            softmax_rows(scores.data(), rows, len);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(head_dim),
+                        static_cast<int>(len), 1.0f, scores.data(), static_cast<int>(len), vh, static_cast<int>(h),
+                        0.0f, ch, static_cast<int>(h));
+        }
+    }
+}
+
 // x[r] = LayerNorm(x[r] + residual[r]) for each of n rows of `dim` values.
 void add_layer_norm(float* x, const float* residual, std::size_t n, std::size_t dim, const std::vector<float>& gamma,
                     const std::vector<float>& beta, float eps) {
@@ -118,13 +163,28 @@ void add_layer_norm(float* x, const float* residual, std::size_t n, std::size_t 
 
 }  // namespace
 
+std::vector<std::size_t> position_ids(const BertConfig& config, const std::vector<std::int32_t>& ids) {
+    std::vector<std::size_t> out(ids.size());
+    std::size_t counted = 0;
+    for (std::size_t p = 0; p < ids.size(); ++p) {
+        if (!config.roberta_positions) {
+            out[p] = p;
+        } else if (ids[p] == config.padding_idx) {
+            out[p] = static_cast<std::size_t>(config.padding_idx);
+        } else {
+            out[p] = static_cast<std::size_t>(config.padding_idx) + ++counted;
+        }
+    }
+    return out;
+}
+
 void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& x) const {
     const BertConfig& c = config_;
-    const std::size_t h = c.hidden, head_dim = c.hidden / c.heads;
+    const std::size_t h = c.hidden;
     std::size_t n_tokens = 0;
     for (const auto* seq : seqs) {
-        if (seq->empty() || seq->size() > c.max_positions)
-            throw UsageError("a token sequence must have 1.." + std::to_string(c.max_positions) + " tokens, not " +
+        if (seq->empty() || seq->size() > c.max_tokens())
+            throw UsageError("a token sequence must have 1.." + std::to_string(c.max_tokens()) + " tokens, not " +
                              std::to_string(seq->size()));
         n_tokens += seq->size();
     }
@@ -132,12 +192,13 @@ void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seq
     x.assign(n_tokens * h, 0.0f);
     std::size_t t = 0;
     for (const auto* seq : seqs) {
+        const std::vector<std::size_t> positions = position_ids(c, *seq);
         for (std::size_t p = 0; p < seq->size(); ++p, ++t) {
             const std::int32_t id = (*seq)[p];
             if (id < 0 || static_cast<std::size_t>(id) >= c.vocab_size) throw UsageError("token id out of range");
             float* row = x.data() + t * h;
             const float* w = word_emb_.data() + static_cast<std::size_t>(id) * h;
-            const float* pe = pos_emb_.data() + p * h;
+            const float* pe = pos_emb_.data() + positions[p] * h;
             for (std::size_t d = 0; d < h; ++d) row[d] = w[d] + pe[d] + type_emb_[d];
         }
     }
@@ -145,30 +206,14 @@ void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seq
 
     std::vector<float> q(n_tokens * h), k(n_tokens * h), v(n_tokens * h), ctx(n_tokens * h), attn(n_tokens * h);
     std::vector<float> inter(n_tokens * c.intermediate), scores;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (const BertLayer& layer : layers_) {
         linear(x.data(), n_tokens, h, layer.q_w, layer.q_b, h, q.data());
         linear(x.data(), n_tokens, h, layer.k_w, layer.k_b, h, k.data());
         linear(x.data(), n_tokens, h, layer.v_w, layer.v_b, h, v.data());
-        // Self-attention within each sequence, head by head.
         std::size_t start = 0;
         for (const auto* seq : seqs) {
-            const std::size_t len = seq->size();
-            scores.resize(len * len);
-            for (std::size_t head = 0; head < c.heads; ++head) {
-                const float* qh = q.data() + start * h + head * head_dim;
-                const float* kh = k.data() + start * h + head * head_dim;
-                const float* vh = v.data() + start * h + head * head_dim;
-                float* ch = ctx.data() + start * h + head * head_dim;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(len), static_cast<int>(len),
-                            static_cast<int>(head_dim), scale, qh, static_cast<int>(h), kh, static_cast<int>(h), 0.0f,
-                            scores.data(), static_cast<int>(len));
-                softmax_rows(scores.data(), len, len);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(len), static_cast<int>(head_dim),
-                            static_cast<int>(len), 1.0f, scores.data(), static_cast<int>(len), vh, static_cast<int>(h),
-                            0.0f, ch, static_cast<int>(h));
-            }
-            start += len;
+            attend(q.data(), k.data(), v.data(), start, seq->size(), h, c.heads, ctx.data(), scores);
+            start += seq->size();
         }
         linear(ctx.data(), n_tokens, h, layer.attn_out_w, layer.attn_out_b, h, attn.data());
         add_layer_norm(attn.data(), x.data(), n_tokens, h, layer.attn_ln_g, layer.attn_ln_b, c.layer_norm_eps);

@@ -17,10 +17,23 @@ struct BertConfig {
     std::size_t max_positions = 0;
     std::size_t type_vocab = 0;
     float layer_norm_eps = 1e-12f;
+    /// RoBERTa / XLM-RoBERTa (model_type "roberta", "xlm-roberta", "camembert"): positions count
+    /// from padding_idx + 1, and a token equal to padding_idx sits at position padding_idx and does
+    /// not advance the count (transformers' create_position_ids_from_input_ids). BERT: 0, 1, 2, ...
+    bool roberta_positions = false;
+    std::int32_t padding_idx = 1;
+    /// Longest token sequence the position table allows.
+    std::size_t max_tokens() const {
+        return roberta_positions ? max_positions - static_cast<std::size_t>(padding_idx) - 1 : max_positions;
+    }
 };
 
-/// Reads config.json of a Hugging Face BERT model directory; throws InputError naming the file
-/// for a missing key or an unsupported model (hidden_act other than gelu, non-absolute positions).
+/// Position ids of one token sequence under `config` (see BertConfig::roberta_positions).
+std::vector<std::size_t> position_ids(const BertConfig& config, const std::vector<std::int32_t>& ids);
+
+/// Reads config.json of a Hugging Face BERT or (XLM-)RoBERTa model directory; throws InputError
+/// naming the file for a missing key or an unsupported model (hidden_act other than gelu,
+/// non-absolute positions, another model_type).
 BertConfig read_bert_config(const std::string& model_dir);
 
 struct BertLayer {
@@ -32,15 +45,24 @@ struct BertLayer {
 
 class BertModel {
 public:
-    /// Loads model.safetensors of `model_dir` (tensor names with or without a "bert." prefix).
+    /// Loads model.safetensors of `model_dir` (tensor names with or without a "bert." or
+    /// "roberta." prefix).
     static BertModel load(const std::string& model_dir);
 
     const BertConfig& config() const { return config_; }
 
     /// Runs the encoder on `n_seqs` token sequences and writes their last hidden states, one
     /// row of `hidden` floats per token, sequences concatenated in order (sum of lengths rows).
-    /// Sequences are attended separately (no padding). Each length must be 1..max_positions.
+    /// Sequences are attended separately (no padding). Each length must be 1..max_tokens().
     void forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& hidden_out) const;
+
+    /// The weights, for the CUDA encoder to upload.
+    const std::vector<float>& word_embeddings() const { return word_emb_; }
+    const std::vector<float>& position_embeddings() const { return pos_emb_; }
+    const std::vector<float>& type_embeddings() const { return type_emb_; }
+    const std::vector<float>& embedding_ln_gamma() const { return emb_ln_g_; }
+    const std::vector<float>& embedding_ln_beta() const { return emb_ln_b_; }
+    const std::vector<BertLayer>& layers() const { return layers_; }
 
 private:
     BertConfig config_;

@@ -1,22 +1,18 @@
-// The built-in Embedder: WordPiece tokens -> BERT forward pass -> mean or CLS pooling -> L2.
+// The built-in Embedder on the CPU: tokens -> BERT forward pass -> mean or CLS pooling -> L2;
+// and the choice between it and the CUDA encoder.
 #include "encoder/bert_model.hpp"
-#include "util/parallel_for.hpp"
-#include "novelty/util/error.hpp"
+#include "encoder/cuda_encoder.hpp"
+#include "encoder/encoder_parts.hpp"
+#include "encoder/model_tokenizer.hpp"
 #include "novelty/encoder/text_encoder.hpp"
-#include "novelty/encoder/wordpiece.hpp"
-#include "io/json/json_parse.hpp"
+#include "novelty/search/devices.hpp"
+#include "novelty/util/error.hpp"
+#include "util/parallel_for.hpp"
 
 #include <cblas.h>
-#include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <numeric>
-#include <unistd.h>
 
 namespace novelty {
 
@@ -36,89 +32,39 @@ std::string embedding_text(const std::string& title, const std::string& text) {
 
 namespace {
 
-enum class Pooling { mean, cls };
-
-Pooling read_pooling(const std::string& model_dir) {
-    const fs::path path = fs::path(model_dir) / "1_Pooling" / "config.json";
-    std::ifstream in(path);
-    if (!in) return Pooling::mean;  // sentence-transformers' default for BERT models
-    nlohmann::json j;
-    try {
-        j = parse_json(std::string(std::istreambuf_iterator<char>(in), {}));
-    } catch (const JsonError& e) {
-        throw InputError(path.string(), 0, std::string("invalid JSON: ") + e.what());
-    }
-    // Newer sentence-transformers write "pooling_mode": "cls" | "mean" | ...; older ones one
-    // boolean per mode.
-    if (j.contains("pooling_mode") && j["pooling_mode"].is_string()) {
-        const std::string mode = j["pooling_mode"].get<std::string>();
-        if (mode == "cls") return Pooling::cls;
-        if (mode == "mean") return Pooling::mean;
-        throw InputError(path.string(), 0, "unsupported pooling_mode '" + mode + "' (only mean or cls)");
-    }
-    if (j.value("pooling_mode_cls_token", false)) return Pooling::cls;
-    if (j.value("pooling_mode_mean_tokens", false)) return Pooling::mean;
-    throw InputError(path.string(), 0, "unsupported pooling: only mean tokens or the CLS token");
-}
-
-class BuiltinEncoder final : public Embedder {
+class CpuEncoder final : public Embedder {
 public:
-    BuiltinEncoder(const std::string& model_dir, const EncoderOptions& options)
-        : name_(fs::path(model_dir).lexically_normal().filename().string()),
+    CpuEncoder(const std::string& model_dir, const EncoderOptions& options)
+        : name_(encoder::model_name(model_dir)),
           model_(encoder::BertModel::load(model_dir)),
-          tokenizer_(WordPieceTokenizer::load((fs::path(model_dir) / "vocab.txt").string(), read_wordpiece_config(model_dir))),
-          pooling_(read_pooling(model_dir)),
+          tokenizer_(encoder::ModelTokenizer::load(model_dir)),
+          pooling_(encoder::read_pooling(model_dir)),
           options_(options) {
-        if (name_.empty() || name_ == ".") name_ = fs::absolute(model_dir).lexically_normal().parent_path().filename().string();
-        if (tokenizer_.config().max_length > model_.config().max_positions)
-            throw InputError(model_dir, 0, "the tokenizer's maximum length exceeds the model's positions");
+        encoder::check_lengths(model_dir, tokenizer_, model_.config());
     }
 
     std::string name() const override { return name_; }
     std::size_t dim() const override { return model_.config().hidden; }
-    std::string pooling() const override { return pooling_ == Pooling::cls ? "cls" : "mean"; }
+    std::string pooling() const override { return encoder::pooling_name(pooling_); }
+    std::string device() const override { return "cpu"; }
 
     std::vector<float> embed(const std::vector<std::string>& texts) override {
         const std::size_t n = texts.size(), h = dim();
         std::vector<std::vector<std::int32_t>> tokens(n);
-        for (std::size_t i = 0; i < n; ++i) tokens[i] = tokenizer_.encode(texts[i]);
-        // Similar lengths together; groups of about tokens_per_group tokens.
-        std::vector<std::size_t> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return tokens[a].size() < tokens[b].size(); });
-        std::vector<std::pair<std::size_t, std::size_t>> groups;  // [begin, end) in `order`
-        for (std::size_t begin = 0; begin < n;) {
-            std::size_t end = begin, group_tokens = 0;
-            while (end < n && (end == begin || group_tokens + tokens[order[end]].size() <= options_.tokens_per_group))
-                group_tokens += tokens[order[end++]].size();
-            groups.emplace_back(begin, end);
-            begin = end;
-        }
+        parallel_for_blocks(n, options_.threads, [&](std::size_t i) { tokens[i] = tokenizer_.encode(texts[i]); });
+        const encoder::TokenGroups g = encoder::group_by_tokens(tokens, options_.tokens_per_group);
         std::vector<float> out(n * h);
         openblas_set_num_threads(1);
-        parallel_for_blocks(groups.size(), options_.threads, [&](std::size_t g) {
-            const auto [begin, end] = groups[g];
+        parallel_for_blocks(g.groups.size(), options_.threads, [&](std::size_t k) {
+            const auto [begin, end] = g.groups[k];
             std::vector<const std::vector<std::int32_t>*> seqs;
-            for (std::size_t i = begin; i < end; ++i) seqs.push_back(&tokens[order[i]]);
+            for (std::size_t i = begin; i < end; ++i) seqs.push_back(&tokens[g.order[i]]);
             std::vector<float> hidden;
             model_.forward(seqs, hidden);
             std::size_t row = 0;
             for (std::size_t i = begin; i < end; ++i) {
-                const std::size_t len = tokens[order[i]].size();
-                float* dst = out.data() + order[i] * h;
-                if (pooling_ == Pooling::cls) {
-                    std::copy(hidden.begin() + row * h, hidden.begin() + (row + 1) * h, dst);
-                } else {
-                    std::vector<double> sum(h, 0.0);
-                    for (std::size_t t = 0; t < len; ++t)
-                        for (std::size_t d = 0; d < h; ++d) sum[d] += hidden[(row + t) * h + d];
-                    for (std::size_t d = 0; d < h; ++d) dst[d] = static_cast<float>(sum[d] / static_cast<double>(len));
-                }
-                double norm = 0;
-                for (std::size_t d = 0; d < h; ++d) norm += double(dst[d]) * dst[d];
-                const double inv = norm > 0 ? 1.0 / std::sqrt(norm) : 0.0;
-                for (std::size_t d = 0; d < h; ++d) dst[d] = static_cast<float>(dst[d] * inv);
+                const std::size_t len = tokens[g.order[i]].size();
+                encoder::pool_and_normalize(hidden.data() + row * h, len, h, pooling_, out.data() + g.order[i] * h);
                 row += len;
             }
         });
@@ -128,16 +74,35 @@ public:
 private:
     std::string name_;
     encoder::BertModel model_;
-    WordPieceTokenizer tokenizer_;
-    Pooling pooling_;
+    encoder::ModelTokenizer tokenizer_;
+    encoder::Pooling pooling_;
     EncoderOptions options_;
 };
 
 }  // namespace
 
+std::string resolve_encoder_device(const std::string& device) {
+    if (device == "cpu") return "cpu";
+    if (device == "auto") return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu";
+    if (device == "cuda") {
+        if (!cuda_compiled())
+            throw UsageError("device cuda: this build has no CUDA encoder (CUDA was not compiled in; rebuild with "
+                             "scripts/build.sh cuda on a machine with nvcc)",
+                             "device");
+        if (list_devices().empty())
+            throw UsageError("device cuda: no CUDA device is available on this machine (" + cuda_versions() +
+                                 "); use the cpu or auto device",
+                             "device");
+        return "cuda";
+    }
+    throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
+}
+
 std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, const EncoderOptions& options) {
+    const std::string device = resolve_encoder_device(options.device);
     if (!fs::is_directory(model_dir)) throw InputError(model_dir, 0, "no such model directory");
-    return std::make_unique<BuiltinEncoder>(model_dir, options);
+    if (device == "cuda") return encoder::make_cuda_encoder(model_dir, options);
+    return std::make_unique<CpuEncoder>(model_dir, options);
 }
 
 std::string default_model_dir() {

