@@ -1,0 +1,114 @@
+// The search operations of a sharded index: queries broadcast, each rank's top-k on its shard,
+// the lists gathered and merged on rank 0 (shard_ops.hpp).
+#include "shard/mpi/shard_ops.hpp"
+
+#include "shard/mpi/mpi_comm.hpp"
+#include "shard/mpi/shard_profile.hpp"
+#include "search/search_rules.hpp"
+
+#include <chrono>
+#include <cstring>
+
+namespace novelty::shard_ops {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Broadcasts rank 0's queries; other ranks' vectors land in `storage`.
+SearchQueries broadcast_queries(const SearchQueries* given, std::vector<float>& storage) {
+    SearchQueries queries;
+    if (given) queries = *given;
+    std::uint64_t shape[2] = {queries.n_queries, queries.dim};
+    mpi::bcast_bytes(shape, sizeof shape, 0);
+    queries.n_queries = shape[0];
+    queries.dim = shape[1];
+    if (!given) {
+        storage.resize(shape[0] * shape[1]);
+        queries.vectors = storage.data();
+    }
+    mpi::bcast_bytes(const_cast<float*>(queries.vectors), shape[0] * shape[1] * sizeof(float), 0);
+    mpi::bcast_vector(queries.row_begin, 0);
+    mpi::bcast_vector(queries.row_limit, 0);
+    mpi::bcast_vector(queries.excluded.offsets, 0);
+    mpi::bcast_vector(queries.excluded.rows, 0);
+    queries.unit_norm = true;
+    return queries;
+}
+
+// Runs `local` (this rank's top-k on its shard, in local rows) with the error agreement, then
+// gathers every rank's lists on rank 0 and merges them there.
+template <typename LocalSearch>
+TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardProfile& profile,
+                      const LocalSearch& local) {
+    TopK mine = empty_top_k(n_queries, k);
+    std::exception_ptr error;
+    const auto start = Clock::now();
+    try {
+        if (shard.index) mine = local();
+        to_global_rows(mine.rows, shard.map);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    profile.compute_seconds += seconds_since(start);
+    mpi::agree(error);
+    std::vector<char> rows, sims;
+    mpi::gather_bytes(mine.rows.data(), mine.rows.size() * sizeof(std::int64_t), rows);
+    mpi::gather_bytes(mine.sims.data(), mine.sims.size() * sizeof(float), sims);
+    if (mpi::rank() != 0) return TopK{};
+    const auto merge_start = Clock::now();
+    const std::size_t n_parts = static_cast<std::size_t>(mpi::size());
+    std::vector<std::int64_t> all_rows(n_parts * n_queries * k);
+    std::vector<float> all_sims(all_rows.size());
+    std::memcpy(all_rows.data(), rows.data(), rows.size());
+    std::memcpy(all_sims.data(), sims.data(), sims.size());
+    TopK merged = merge_top_k(all_rows, all_sims, n_parts, n_queries, k, shard.threads);
+    profile.merge_seconds += seconds_since(merge_start);
+    return merged;
+}
+
+}  // namespace
+
+void send_command(const ShardCommand& command) {
+    ShardCommand copy = command;
+    mpi::bcast_bytes(&copy, sizeof copy, 0);
+}
+
+ShardCommand receive_command() {
+    ShardCommand command;
+    mpi::bcast_bytes(&command, sizeof command, 0);
+    return command;
+}
+
+TopK search(Shard& shard, const SearchQueries* queries, std::size_t k) {
+    ShardProfile profile("search");
+    std::vector<float> storage;
+    const SearchQueries all = broadcast_queries(queries, storage);
+    profile.n_queries = all.n_queries;
+    profile.k = k;
+    TopK top = search_and_merge(shard, all.n_queries, k, profile,
+                                [&] { return shard.index->search(local_queries(all, shard.map), k); });
+    profile.finish();
+    return top;
+}
+
+TopK search_candidates(Shard& shard, const SearchQueries* queries, const RowLists* candidates, std::size_t k) {
+    ShardProfile profile("search_candidates");
+    std::vector<float> storage;
+    const SearchQueries all = broadcast_queries(queries, storage);
+    RowLists lists;
+    if (candidates) lists = *candidates;
+    mpi::bcast_vector(lists.offsets, 0);
+    mpi::bcast_vector(lists.rows, 0);
+    profile.n_queries = all.n_queries;
+    profile.k = k;
+    TopK top = search_and_merge(shard, all.n_queries, k, profile, [&] {
+        return shard.index->search_candidates(local_queries(all, shard.map), local_candidates(lists, shard.map), k);
+    });
+    profile.finish();
+    return top;
+}
+
+}  // namespace novelty::shard_ops

@@ -1,0 +1,83 @@
+#include "shard/shard_map.hpp"
+
+#include "search/search_rules.hpp"
+#include "util/parallel_for.hpp"
+
+#include <algorithm>
+
+namespace novelty {
+
+std::size_t ShardMap::local_below(std::size_t global) const {
+    const std::size_t capped = std::min(global, n_rows);
+    return capped <= rank ? 0 : (capped - rank + n_ranks - 1) / n_ranks;
+}
+
+bool ShardMap::holds(std::int64_t global) const {
+    return global >= 0 && static_cast<std::size_t>(global) < n_rows &&
+           static_cast<std::size_t>(global) % n_ranks == rank;
+}
+
+SearchQueries local_queries(const SearchQueries& queries, const ShardMap& map) {
+    SearchQueries local;
+    local.vectors = queries.vectors;
+    local.n_queries = queries.n_queries;
+    local.dim = queries.dim;
+    local.unit_norm = true;
+    local.row_begin.reserve(queries.row_begin.size());
+    for (std::size_t begin : queries.row_begin) local.row_begin.push_back(map.local_below(begin));
+    local.row_limit.reserve(queries.row_limit.size());
+    for (std::size_t limit : queries.row_limit) local.row_limit.push_back(map.local_below(limit));
+    if (queries.excluded.n_items() == 0) return local;
+    std::vector<std::int64_t> rows;
+    for (std::size_t i = 0; i < queries.excluded.n_items(); ++i) {
+        rows.clear();
+        for (std::size_t e = 0; e < queries.excluded.size(i); ++e) {
+            const std::int64_t row = queries.excluded.begin(i)[e];
+            if (map.holds(row)) rows.push_back(static_cast<std::int64_t>(map.local_of(row)));
+        }
+        local.excluded.add(rows);
+    }
+    return local;
+}
+
+RowLists local_candidates(const RowLists& candidates, const ShardMap& map) {
+    RowLists local;
+    local.offsets.push_back(0);
+    for (std::size_t i = 0; i < candidates.n_items(); ++i) {
+        for (std::size_t c = 0; c < candidates.size(i); ++c) {
+            const std::int64_t row = candidates.begin(i)[c];
+            if (map.holds(row)) local.rows.push_back(static_cast<std::int64_t>(map.local_of(row)));
+        }
+        local.offsets.push_back(local.rows.size());
+    }
+    if (candidates.n_items() == 0) local.offsets.clear();
+    return local;
+}
+
+void to_global_rows(std::vector<std::int64_t>& rows, const ShardMap& map) {
+    for (std::int64_t& row : rows)
+        if (row >= 0) row = map.global_of(static_cast<std::size_t>(row));
+}
+
+TopK merge_top_k(const std::vector<std::int64_t>& parts_rows, const std::vector<float>& parts_sims,
+                 std::size_t n_parts, std::size_t n_queries, std::size_t k, std::size_t threads) {
+    TopK top = empty_top_k(n_queries, k);
+    constexpr std::size_t queries_per_block = 256;
+    parallel_for_blocks((n_queries + queries_per_block - 1) / queries_per_block, threads, [&](std::size_t block) {
+        std::vector<std::int64_t> rows(n_parts * k);
+        std::vector<float> sims(n_parts * k);
+        const std::size_t end = std::min(n_queries, (block + 1) * queries_per_block);
+        for (std::size_t i = block * queries_per_block; i < end; ++i) {
+            for (std::size_t p = 0; p < n_parts; ++p) {
+                const std::size_t from = (p * n_queries + i) * k;
+                std::copy_n(parts_rows.begin() + from, k, rows.begin() + p * k);
+                std::copy_n(parts_sims.begin() + from, k, sims.begin() + p * k);
+            }
+            top.count[i] = best_of(sims.data(), rows.data(), n_parts * k, k, top.rows.data() + i * k,
+                                   top.sims.data() + i * k);
+        }
+    });
+    return top;
+}
+
+}  // namespace novelty

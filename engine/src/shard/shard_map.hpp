@@ -1,0 +1,47 @@
+// Which corpus rows a rank holds and how global row ranges, exclusions, candidates and results
+// map to its shard. Rows are strided: rank r of R holds global rows r, r + R, r + 2R, ...; its
+// local row j is global row j * R + r. The map is increasing, so each shard stays in date
+// order (a date cutoff is a prefix on every shard) and a tie broken by lower local row is a tie
+// broken by lower global row.
+#pragma once
+
+#include "novelty/search/search.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace novelty {
+
+struct ShardMap {
+    std::size_t n_rows = 0;   ///< rows of the whole corpus
+    std::size_t n_ranks = 1;
+    std::size_t rank = 0;
+
+    /// Rows this rank holds: ceil((n_rows - rank) / n_ranks), 0 when n_rows <= rank.
+    std::size_t local_rows() const { return local_below(n_rows); }
+    /// How many of this rank's rows are below global row `global` (a limit or a begin).
+    std::size_t local_below(std::size_t global) const;
+    bool holds(std::int64_t global) const;
+    std::size_t local_of(std::int64_t global) const { return static_cast<std::size_t>(global) / n_ranks; }
+    std::int64_t global_of(std::size_t local) const { return static_cast<std::int64_t>(local * n_ranks + rank); }
+};
+
+/// `queries` as this shard sees them: the same vectors (not copied) with unit_norm set, row
+/// ranges in local rows, and only the excluded rows the shard holds, in local rows.
+SearchQueries local_queries(const SearchQueries& queries, const ShardMap& map);
+
+/// Per item, the candidate rows the shard holds, in local rows.
+RowLists local_candidates(const RowLists& candidates, const ShardMap& map);
+
+/// Turns a shard's result rows (local) into global rows in place; empty slots stay -1.
+void to_global_rows(std::vector<std::int64_t>& rows, const ShardMap& map);
+
+/// Merges the per-rank top-k lists of n_queries queries: parts_rows / parts_sims hold n_parts
+/// blocks of n_queries x k (global rows; -1 / -inf empty slots), one per rank. Each query's
+/// result is the best k of its lists by the merge rule (best_of: similarity descending, then
+/// lower row). Runs on `threads` threads (0 = all cores).
+TopK merge_top_k(const std::vector<std::int64_t>& parts_rows, const std::vector<float>& parts_sims,
+                 std::size_t n_parts, std::size_t n_queries, std::size_t k, std::size_t threads);
+
+}  // namespace novelty
