@@ -46,6 +46,7 @@ TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardP
     TopK mine = empty_top_k(n_queries, k);
     std::exception_ptr error;
     const auto start = Clock::now();
+    const double cpu_start = ShardProfile::process_cpu_seconds();
     try {
         if (shard.index) mine = local();
         to_global_rows(mine.rows, shard.map);
@@ -53,6 +54,7 @@ TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardP
         error = std::current_exception();
     }
     profile.compute_seconds += seconds_since(start);
+    profile.compute_cpu_seconds += ShardProfile::process_cpu_seconds() - cpu_start;
     mpi::agree(error);
     std::vector<char> rows, sims;
     mpi::gather_bytes(mine.rows.data(), mine.rows.size() * sizeof(std::int64_t), rows);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace novelty::shard_ops {
@@ -13,9 +14,16 @@ ShardProfile::ShardProfile(std::string op) : op_(std::move(op)), start_(std::chr
     mpi::traffic() = mpi::Traffic{};
 }
 
+double ShardProfile::process_cpu_seconds() {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 void ShardProfile::finish() {
     const mpi::Traffic mine_traffic = mpi::traffic();
-    const double mine[3] = {compute_seconds, mine_traffic.comm_seconds, static_cast<double>(mine_traffic.bytes_sent)};
+    const double mine[4] = {compute_seconds, compute_cpu_seconds, mine_traffic.comm_seconds,
+                            static_cast<double>(mine_traffic.bytes_sent)};
     std::vector<char> all;
     mpi::gather_bytes(mine, sizeof mine, all);
     const char* path = std::getenv("NOVELTY_MPI_PROFILE");
@@ -24,10 +32,11 @@ void ShardProfile::finish() {
     std::vector<double> figures(all.size() / sizeof(double));
     std::memcpy(figures.data(), all.data(), all.size());
     std::string ranks;
-    for (std::size_t r = 0; r < figures.size() / 3; ++r) {
-        char item[160];
-        std::snprintf(item, sizeof item, "%s{\"compute_s\": %.6f, \"comm_s\": %.6f, \"bytes_sent\": %.0f}",
-                      r ? ", " : "", figures[3 * r], figures[3 * r + 1], figures[3 * r + 2]);
+    for (std::size_t r = 0; r < figures.size() / 4; ++r) {
+        char item[200];
+        std::snprintf(item, sizeof item,
+                      "%s{\"compute_s\": %.6f, \"compute_cpu_s\": %.6f, \"comm_s\": %.6f, \"bytes_sent\": %.0f}",
+                      r ? ", " : "", figures[4 * r], figures[4 * r + 1], figures[4 * r + 2], figures[4 * r + 3]);
         ranks += item;
     }
     FILE* file = std::fopen(path, "a");
@@ -35,7 +44,7 @@ void ShardProfile::finish() {
     std::fprintf(file,
                  "{\"op\": \"%s\", \"ranks\": %zu, \"queries\": %zu, \"k\": %zu, \"seconds\": %.6f, \"merge_s\": %.6f, "
                  "\"per_rank\": [%s]}\n",
-                 op_.c_str(), figures.size() / 3, n_queries, k, seconds, merge_seconds, ranks.c_str());
+                 op_.c_str(), figures.size() / 4, n_queries, k, seconds, merge_seconds, ranks.c_str());
     std::fclose(file);
 }
 

@@ -18,8 +18,13 @@ public:
 
     std::size_t n_queries = 0;
     std::size_t k = 0;
-    double compute_seconds = 0;  ///< this rank's work on its own shard
+    double compute_seconds = 0;  ///< this rank's work on its own shard (wall clock)
+    double compute_cpu_seconds = 0;  ///< the same work in this process's CPU seconds (all its threads)
     double merge_seconds = 0;    ///< rank 0: merging the per-rank lists
+
+    /// This process's CPU seconds so far (all threads): under a loaded machine, wall-clock time
+    /// says little about the work; CPU time says what it would take alone.
+    static double process_cpu_seconds();
 
 private:
     std::string op_;

@@ -95,6 +95,7 @@ void join_block(Shard& shard, std::size_t g0, std::size_t g1, std::size_t n_rows
     TopK mine = empty_top_k(n, k);
     std::exception_ptr error;
     const auto start = Clock::now();
+    const double cpu_start = ShardProfile::process_cpu_seconds();
     try {
         if (shard.index) mine = shard.index->search(block_queries(shard, block, g0, n, shape[0], n_rows), k);
         to_global_rows(mine.rows, shard.map);
@@ -102,6 +103,7 @@ void join_block(Shard& shard, std::size_t g0, std::size_t g1, std::size_t n_rows
         error = std::current_exception();
     }
     profile.compute_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    profile.compute_cpu_seconds += ShardProfile::process_cpu_seconds() - cpu_start;
     mpi::agree(error);
     std::vector<char> rows, sims;
     mpi::gather_bytes(mine.rows.data(), mine.rows.size() * sizeof(std::int64_t), rows);
