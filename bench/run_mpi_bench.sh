@@ -50,7 +50,7 @@ for run in $(seq "$runs"); do
     --queries "$work/queries.npy" --k 10 --threads 1 -q --out "$work/two.npz"
   t2=$(now)
   cmp "$work/one.npz" "$work/two.npz"
-  echo "search $run $(ms "$t0" "$t1") $(ms "$t1" "$t2") $(cat "$work/cpu_one") $(cat "$work"/cpu_two.*)" >> "$work/times.txt"
+  echo "search $run $(ms "$t0" "$t1") $(ms "$t1" "$t2") $(cat "$work/cpu_one" "$work"/cpu_two.* | tr "\n" " ")" >> "$work/times.txt"
   rm -rf "$corpus/cache"
   t0=$(now); timed "$work/cpu_one" "$novelty" index "$corpus" --q 50 --cutoff "$join_cutoff" --threads 1 -q > /dev/null
   cp "$corpus"/cache/selfjoin-*.bin "$work/one.bin"; rm -rf "$corpus/cache"
@@ -59,7 +59,7 @@ for run in $(seq "$runs"); do
   t2=$(now)
   cmp "$work/one.bin" "$corpus"/cache/selfjoin-*.bin
   rm -rf "$corpus/cache"
-  echo "self_join $run $(ms "$t0" "$t1") $(ms "$t1" "$t2") $(cat "$work/cpu_one") $(cat "$work"/cpu_two.*)" >> "$work/times.txt"
+  echo "self_join $run $(ms "$t0" "$t1") $(ms "$t1" "$t2") $(cat "$work/cpu_one" "$work"/cpu_two.* | tr "\n" " ")" >> "$work/times.txt"
 done
 echo "load after: $(cat /proc/loadavg)"
 "$py" - "$work/times.txt" "$work/profile.jsonl" <<'PY'

@@ -47,7 +47,7 @@ def h200(link_gb_s, root_gb_s):
         "h2d_bytes_s": 50 * GB,                   # PCIe Gen5 x16, streamed corpus
         "link_bytes_s": link_gb_s * GB,
         "root_bytes_s": root_gb_s * GB,
-        "merge_per_s": 16 * 50e6,                 # rank 0's merge: 16 cores x 50M offers/s (assumed)
+        "merge_per_s": 16 * 30e6,                 # rank 0: 16 cores x 30M offers/s (about what 1 core did here)
     }
 
 
