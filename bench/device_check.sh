@@ -8,7 +8,8 @@
 #                                machine may lack into .device/ (git-ignored; under 60 MB).
 #   bench/device_check.sh run    on the GPU machine, from the repository root: runs the GPU tests,
 #                                the CUDA benchmarks and the PyTorch peer (the machine's python3
-#                                with torch), writes logs and results.jsonl to $OUT (default
+#                                with torch), the CLI under mpirun when the machine has Open MPI
+#                                (docs/scaling.md), writes logs and results.jsonl to $OUT (default
 #                                .device/out), and prints a short table last.
 #
 # Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",

@@ -3,6 +3,7 @@
 // cutoffs, begins, exclusions, candidates, ties across shards and shards holding fewer than k
 // rows. The MPI transport around them is tested end to end in tests/cli/mpi_cli_test.cpp.
 #include "shard/shard_map.hpp"
+#include "shard/shard_launch.hpp"
 
 #include "novelty/search/search.hpp"
 #include "search/search_rules.hpp"
@@ -11,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 
 namespace {
@@ -160,3 +163,39 @@ TEST(ShardedSearch, SelfJoinFromShardsEqualsOneProcessJoin) {
 }
 
 }  // namespace
+
+namespace {
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value) setenv(name, value, 1);
+        else unsetenv(name);
+    }
+    ~ScopedEnv() {
+        if (old_.empty()) unsetenv(name_);
+        else setenv(name_, old_.c_str(), 1);
+    }
+
+private:
+    const char* name_;
+    std::string old_;
+};
+
+}  // namespace
+
+TEST(ShardLaunch, ReadsTheLaunchersEnvironment) {
+    {
+        ScopedEnv size("OMPI_COMM_WORLD_SIZE", "3"), local("OMPI_COMM_WORLD_LOCAL_RANK", "2");
+        EXPECT_TRUE(novelty::launched_by_mpi());
+        EXPECT_EQ(novelty::launched_ranks(), 3);
+        EXPECT_EQ(novelty::local_rank_from_environment(), 2);
+    }
+    ScopedEnv size("OMPI_COMM_WORLD_SIZE", nullptr), pmi("PMI_SIZE", nullptr), pmix("PMIX_RANK", nullptr);
+    ScopedEnv local("OMPI_COMM_WORLD_LOCAL_RANK", nullptr), mpich("MPI_LOCALRANKID", nullptr), slurm("SLURM_LOCALID", "5");
+    EXPECT_FALSE(novelty::launched_by_mpi());
+    EXPECT_EQ(novelty::launched_ranks(), 1);
+    EXPECT_EQ(novelty::local_rank_from_environment(), 5);
+}
