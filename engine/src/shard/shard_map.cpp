@@ -4,6 +4,7 @@
 #include "util/parallel_for.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace novelty {
 
@@ -57,6 +58,39 @@ RowLists local_candidates(const RowLists& candidates, const ShardMap& map) {
 void to_global_rows(std::vector<std::int64_t>& rows, const ShardMap& map) {
     for (std::int64_t& row : rows)
         if (row >= 0) row = map.global_of(static_cast<std::size_t>(row));
+}
+
+void merge_two_lists(ListEntry* list, const ListEntry* other, std::size_t k) {
+    const auto real = [](const ListEntry& e) { return e.row >= 0; };
+    const auto before = [](const ListEntry& a, const ListEntry& b) {
+        return a.sim > b.sim || (a.sim == b.sim && a.row < b.row);
+    };
+    std::vector<ListEntry> merged(k, ListEntry{-std::numeric_limits<float>::infinity(), -1});
+    std::size_t a = 0, b = 0;
+    for (std::size_t out = 0; out < k; ++out) {
+        const bool take_a = a < k && real(list[a]), take_b = b < k && real(other[b]);
+        if (!take_a && !take_b) break;
+        merged[out] = take_a && (!take_b || before(list[a], other[b])) ? list[a++] : other[b++];
+    }
+    std::copy(merged.begin(), merged.end(), list);
+}
+
+std::vector<ListEntry> to_list_entries(const TopK& top) {
+    std::vector<ListEntry> entries(top.rows.size());
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        entries[i] = ListEntry{top.sims[i], static_cast<std::int32_t>(top.rows[i])};
+    return entries;
+}
+
+TopK from_list_entries(const std::vector<ListEntry>& entries, std::size_t n_queries, std::size_t k) {
+    TopK top = empty_top_k(n_queries, k);
+    for (std::size_t i = 0; i < n_queries * k; ++i) {
+        if (entries[i].row < 0) continue;
+        top.rows[i] = entries[i].row;
+        top.sims[i] = entries[i].sim;
+        ++top.count[i / k];
+    }
+    return top;
 }
 
 TopK merge_top_k(const std::vector<std::int64_t>& parts_rows, const std::vector<float>& parts_sims,

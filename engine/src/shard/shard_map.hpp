@@ -37,6 +37,22 @@ RowLists local_candidates(const RowLists& candidates, const ShardMap& map);
 /// Turns a shard's result rows (local) into global rows in place; empty slots stay -1.
 void to_global_rows(std::vector<std::int64_t>& rows, const ShardMap& map);
 
+/// One entry of a top-k list as ranks exchange it: similarity and global row (-inf / -1 empty).
+struct ListEntry {
+    float sim;
+    std::int32_t row;
+};
+
+/// `list` (k entries, best first, empty slots last) merged with `other` (the same) into `list`:
+/// the best k of both by the merge rule (similarity descending, then lower row). The lists hold
+/// different rows (they come from different shards). This is the reduction operator of the
+/// tree that merges the ranks' lists (top-k of a union is associative and commutative).
+void merge_two_lists(ListEntry* list, const ListEntry* other, std::size_t k);
+
+/// A TopK (global rows) as n x k list entries, and back (counts from the real entries).
+std::vector<ListEntry> to_list_entries(const TopK& top);
+TopK from_list_entries(const std::vector<ListEntry>& entries, std::size_t n_queries, std::size_t k);
+
 /// Merges the per-rank top-k lists of n_queries queries: parts_rows / parts_sims hold n_parts
 /// blocks of n_queries x k (global rows; -1 / -inf empty slots), one per rank. Each query's
 /// result is the best k of its lists by the merge rule (best_of: similarity descending, then

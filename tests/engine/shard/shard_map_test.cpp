@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <random>
 
@@ -89,7 +90,23 @@ novelty::TopK sharded(const std::vector<float>& corpus, std::size_t dim, std::si
         rows.insert(rows.end(), top.rows.begin(), top.rows.end());
         sims.insert(sims.end(), top.sims.begin(), top.sims.end());
     }
-    return novelty::merge_top_k(rows, sims, n_ranks, n_queries, k, 2);
+    novelty::TopK merged = novelty::merge_top_k(rows, sims, n_ranks, n_queries, k, 2);
+    // The ranks merge pairwise along MPI_Reduce's tree (merge_two_lists); any order gives the same.
+    std::vector<novelty::ListEntry> folded(n_queries * k);
+    for (std::size_t rank = n_ranks; rank-- > 0;) {
+        novelty::TopK part = novelty::empty_top_k(n_queries, k);
+        std::copy_n(rows.begin() + rank * n_queries * k, n_queries * k, part.rows.begin());
+        std::copy_n(sims.begin() + rank * n_queries * k, n_queries * k, part.sims.begin());
+        const auto entries = novelty::to_list_entries(part);
+        if (rank == n_ranks - 1) folded = entries;
+        else
+            for (std::size_t i = 0; i < n_queries; ++i) novelty::merge_two_lists(folded.data() + i * k, entries.data() + i * k, k);
+    }
+    const novelty::TopK pairwise = novelty::from_list_entries(folded, n_queries, k);
+    EXPECT_EQ(pairwise.rows, merged.rows);
+    EXPECT_EQ(pairwise.count, merged.count);
+    EXPECT_EQ(0, std::memcmp(pairwise.sims.data(), merged.sims.data(), merged.sims.size() * sizeof(float)));
+    return merged;
 }
 
 void expect_identical(const novelty::TopK& one, const novelty::TopK& merged) {
@@ -97,6 +114,22 @@ void expect_identical(const novelty::TopK& one, const novelty::TopK& merged) {
     EXPECT_EQ(one.rows, merged.rows);
     EXPECT_EQ(one.count, merged.count);
     EXPECT_EQ(0, std::memcmp(one.sims.data(), merged.sims.data(), one.sims.size() * sizeof(float)));
+}
+
+TEST(ShardMap, MergeTwoListsKeepsTheBestKTiesByLowerRow) {
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<novelty::ListEntry> a = {{0.9f, 4}, {0.5f, 8}, {0.5f, 10}, {-inf, -1}};
+    const std::vector<novelty::ListEntry> b = {{0.7f, 3}, {0.5f, 9}, {-inf, -1}, {-inf, -1}};
+    novelty::merge_two_lists(a.data(), b.data(), 4);
+    const std::vector<std::int32_t> rows = {a[0].row, a[1].row, a[2].row, a[3].row};
+    EXPECT_EQ(rows, (std::vector<std::int32_t>{4, 3, 8, 9}));
+    std::vector<novelty::ListEntry> empty = {{-inf, -1}, {-inf, -1}};
+    const std::vector<novelty::ListEntry> one = {{0.1f, 2}, {-inf, -1}};
+    novelty::merge_two_lists(empty.data(), one.data(), 2);
+    EXPECT_EQ(empty[0].row, 2);
+    EXPECT_EQ(empty[1].row, -1);
+    const novelty::TopK top = novelty::from_list_entries(empty, 1, 2);
+    EXPECT_EQ(top.count[0], 1u);
 }
 
 TEST(ShardedSearch, MergedShardsEqualOneIndexBitwise) {

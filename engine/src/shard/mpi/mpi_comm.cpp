@@ -35,6 +35,16 @@ int checked_count(std::size_t bytes) {
 
 std::uint64_t errors_thrown = 0;
 
+// MPI_Reduce's operator: each element is one query's list of k entries (k from the type's size).
+void merge_lists_op(void* in, void* inout, int* len, MPI_Datatype* type) {
+    int bytes = 0;
+    MPI_Type_size(*type, &bytes);
+    const std::size_t k = static_cast<std::size_t>(bytes) / sizeof(ListEntry);
+    auto* into = static_cast<ListEntry*>(inout);
+    const auto* from = static_cast<const ListEntry*>(in);
+    for (int i = 0; i < *len; ++i) merge_two_lists(into + static_cast<std::size_t>(i) * k, from + static_cast<std::size_t>(i) * k, k);
+}
+
 // An error of `kind` carrying another rank's message.
 [[noreturn]] void throw_rebuilt(int kind, const std::string& message, const std::string& parameter,
                                 const std::string& file, std::uint64_t line, int from) {
@@ -106,6 +116,27 @@ void allgather_bytes(const void* data, const std::vector<std::size_t>& counts, s
     out.resize(total);
     MPI_Allgatherv(data, sizes[static_cast<std::size_t>(rank())], MPI_BYTE, out.data(), sizes.data(), offsets.data(),
                    MPI_BYTE, MPI_COMM_WORLD);
+}
+
+void reduce_lists(std::vector<ListEntry>& entries, std::size_t k) {
+    CommTimer timer;
+    const std::size_t n = k == 0 ? 0 : entries.size() / k;
+    const int count = checked_count(n);
+    checked_count(k * sizeof(ListEntry));
+    if (n == 0) return;
+    MPI_Datatype list_type;
+    MPI_Type_contiguous(static_cast<int>(k * sizeof(ListEntry)), MPI_BYTE, &list_type);
+    MPI_Type_commit(&list_type);
+    MPI_Op op;
+    MPI_Op_create(&merge_lists_op, 1, &op);
+    if (rank() == 0) {
+        MPI_Reduce(MPI_IN_PLACE, entries.data(), count, list_type, op, 0, MPI_COMM_WORLD);
+    } else {
+        traffic().bytes_sent += entries.size() * sizeof(ListEntry);  // to its parent in the tree
+        MPI_Reduce(entries.data(), nullptr, count, list_type, op, 0, MPI_COMM_WORLD);
+    }
+    MPI_Op_free(&op);
+    MPI_Type_free(&list_type);
 }
 
 void agree(const std::exception_ptr& local_error) {

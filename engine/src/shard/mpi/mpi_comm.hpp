@@ -3,6 +3,8 @@
 // this rank's traffic counters. Only files in engine/src/shard/mpi/ include <mpi.h>.
 #pragma once
 
+#include "shard/shard_map.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -45,6 +47,11 @@ void gather_bytes(const void* data, std::size_t bytes, std::vector<char>& out);
 /// Every rank sends `bytes` bytes (its own part, `counts[rank()]` bytes) and receives all parts
 /// in rank order into `out` (sum of counts bytes).
 void allgather_bytes(const void* data, const std::vector<std::size_t>& counts, std::vector<char>& out);
+
+/// Merges every rank's n x k lists (`entries`, best first per query) into rank 0's `entries`
+/// with merge_two_lists, along MPI_Reduce's tree: rank 0 receives and merges log2(size) sets of
+/// lists, not size of them. Other ranks' `entries` are left unspecified.
+void reduce_lists(std::vector<ListEntry>& entries, std::size_t k);
 
 /// The error check after a phase of a collective call: every rank passes the exception its
 /// local work threw (or null). When none threw, returns. Otherwise every rank throws: the

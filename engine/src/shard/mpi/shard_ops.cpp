@@ -7,7 +7,6 @@
 #include "search/search_rules.hpp"
 
 #include <chrono>
-#include <cstring>
 
 namespace novelty::shard_ops {
 
@@ -39,7 +38,7 @@ SearchQueries broadcast_queries(const SearchQueries* given, std::vector<float>& 
 }
 
 // Runs `local` (this rank's top-k on its shard, in local rows) with the error agreement, then
-// gathers every rank's lists on rank 0 and merges them there.
+// merges every rank's lists into rank 0's (mpi::reduce_lists).
 template <typename LocalSearch>
 TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardProfile& profile,
                       const LocalSearch& local) {
@@ -56,17 +55,11 @@ TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardP
     profile.compute_seconds += seconds_since(start);
     profile.compute_cpu_seconds += ShardProfile::process_cpu_seconds() - cpu_start;
     mpi::agree(error);
-    std::vector<char> rows, sims;
-    mpi::gather_bytes(mine.rows.data(), mine.rows.size() * sizeof(std::int64_t), rows);
-    mpi::gather_bytes(mine.sims.data(), mine.sims.size() * sizeof(float), sims);
-    if (mpi::rank() != 0) return TopK{};
+    std::vector<ListEntry> lists = to_list_entries(mine);
     const auto merge_start = Clock::now();
-    const std::size_t n_parts = static_cast<std::size_t>(mpi::size());
-    std::vector<std::int64_t> all_rows(n_parts * n_queries * k);
-    std::vector<float> all_sims(all_rows.size());
-    std::memcpy(all_rows.data(), rows.data(), rows.size());
-    std::memcpy(all_sims.data(), sims.data(), sims.size());
-    TopK merged = merge_top_k(all_rows, all_sims, n_parts, n_queries, k, shard.threads);
+    mpi::reduce_lists(lists, k);  // merged along a tree: rank 0 merges log2(ranks) sets
+    if (mpi::rank() != 0) return TopK{};
+    TopK merged = from_list_entries(lists, n_queries, k);
     profile.merge_seconds += seconds_since(merge_start);
     return merged;
 }

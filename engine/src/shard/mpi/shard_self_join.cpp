@@ -1,7 +1,7 @@
 // The self-join operation: the prefix [0, n_rows) in blocks of global rows. For each block,
 // every rank sends the block's rows it holds to every other rank (an allgather: over the whole
 // join each rank receives the corpus prefix once), searches the whole block against its own
-// shard with each row leaving itself out, and rank 0 merges the lists. Every rank does the same
+// shard with each row leaving itself out, and the lists are merged into rank 0's along a tree. Every rank does the same
 // share of every block, so the work stays balanced under any prefix.
 #include "shard/mpi/mpi_comm.hpp"
 #include "shard/mpi/shard_ops.hpp"
@@ -105,17 +105,11 @@ void join_block(Shard& shard, std::size_t g0, std::size_t g1, std::size_t n_rows
     profile.compute_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     profile.compute_cpu_seconds += ShardProfile::process_cpu_seconds() - cpu_start;
     mpi::agree(error);
-    std::vector<char> rows, sims;
-    mpi::gather_bytes(mine.rows.data(), mine.rows.size() * sizeof(std::int64_t), rows);
-    mpi::gather_bytes(mine.sims.data(), mine.sims.size() * sizeof(float), sims);
-    if (mpi::rank() != 0) return;
+    std::vector<ListEntry> lists = to_list_entries(mine);
     const auto merge_start = Clock::now();
-    const std::size_t n_parts = shard.map.n_ranks;
-    std::vector<std::int64_t> all_rows(n_parts * n * k);
-    std::vector<float> all_sims(all_rows.size());
-    std::memcpy(all_rows.data(), rows.data(), rows.size());
-    std::memcpy(all_sims.data(), sims.data(), sims.size());
-    TopK merged = merge_top_k(all_rows, all_sims, n_parts, n, k, shard.threads);
+    mpi::reduce_lists(lists, k);
+    if (mpi::rank() != 0) return;
+    const TopK merged = from_list_entries(lists, n, k);
     std::copy(merged.rows.begin(), merged.rows.end(), top.rows.begin() + g0 * k);
     std::copy(merged.sims.begin(), merged.sims.end(), top.sims.begin() + g0 * k);
     std::copy(merged.count.begin(), merged.count.end(), top.count.begin() + g0);
