@@ -1,6 +1,7 @@
 #include "shard/mpi/mpi_comm.hpp"
 
 #include "novelty/util/error.hpp"
+#include "util/parallel_for.hpp"
 
 #include <mpi.h>
 
@@ -34,6 +35,7 @@ int checked_count(std::size_t bytes) {
 }
 
 std::uint64_t errors_thrown = 0;
+std::size_t merge_threads = 0;  // reduce_lists's threads, for the operator (which has no context)
 
 // MPI_Reduce's operator: each element is one query's list of k entries (k from the type's size).
 void merge_lists_op(void* in, void* inout, int* len, MPI_Datatype* type) {
@@ -42,7 +44,12 @@ void merge_lists_op(void* in, void* inout, int* len, MPI_Datatype* type) {
     const std::size_t k = static_cast<std::size_t>(bytes) / sizeof(ListEntry);
     auto* into = static_cast<ListEntry*>(inout);
     const auto* from = static_cast<const ListEntry*>(in);
-    for (int i = 0; i < *len; ++i) merge_two_lists(into + static_cast<std::size_t>(i) * k, from + static_cast<std::size_t>(i) * k, k);
+    const auto n = static_cast<std::size_t>(*len);
+    constexpr std::size_t lists_per_block = 512;  // large merges (a self-join block) on all threads
+    parallel_for_blocks((n + lists_per_block - 1) / lists_per_block, merge_threads, [&](std::size_t block) {
+        for (std::size_t i = block * lists_per_block; i < std::min(n, (block + 1) * lists_per_block); ++i)
+            merge_two_lists(into + i * k, from + i * k, k);
+    });
 }
 
 // An error of `kind` carrying another rank's message.
@@ -118,8 +125,9 @@ void allgather_bytes(const void* data, const std::vector<std::size_t>& counts, s
                    MPI_BYTE, MPI_COMM_WORLD);
 }
 
-void reduce_lists(std::vector<ListEntry>& entries, std::size_t k) {
+void reduce_lists(std::vector<ListEntry>& entries, std::size_t k, std::size_t threads) {
     CommTimer timer;
+    merge_threads = threads;
     const std::size_t n = k == 0 ? 0 : entries.size() / k;
     const int count = checked_count(n);
     checked_count(k * sizeof(ListEntry));

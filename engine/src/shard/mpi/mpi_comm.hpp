@@ -50,8 +50,9 @@ void allgather_bytes(const void* data, const std::vector<std::size_t>& counts, s
 
 /// Merges every rank's n x k lists (`entries`, best first per query) into rank 0's `entries`
 /// with merge_two_lists, along MPI_Reduce's tree: rank 0 receives and merges log2(size) sets of
-/// lists, not size of them. Other ranks' `entries` are left unspecified.
-void reduce_lists(std::vector<ListEntry>& entries, std::size_t k);
+/// lists, not size of them; each merge runs on `threads` threads (0 = all cores). Other ranks'
+/// `entries` are left unspecified.
+void reduce_lists(std::vector<ListEntry>& entries, std::size_t k, std::size_t threads);
 
 /// The error check after a phase of a collective call: every rank passes the exception its
 /// local work threw (or null). When none threw, returns. Otherwise every rank throws: the

@@ -57,7 +57,7 @@ TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardP
     mpi::agree(error);
     std::vector<ListEntry> lists = to_list_entries(mine);
     const auto merge_start = Clock::now();
-    mpi::reduce_lists(lists, k);  // merged along a tree: rank 0 merges log2(ranks) sets
+    mpi::reduce_lists(lists, k, shard.threads);  // merged along a tree: rank 0 merges log2(ranks) sets
     if (mpi::rank() != 0) return TopK{};
     TopK merged = from_list_entries(lists, n_queries, k);
     profile.merge_seconds += seconds_since(merge_start);

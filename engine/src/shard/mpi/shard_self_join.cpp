@@ -107,7 +107,7 @@ void join_block(Shard& shard, std::size_t g0, std::size_t g1, std::size_t n_rows
     mpi::agree(error);
     std::vector<ListEntry> lists = to_list_entries(mine);
     const auto merge_start = Clock::now();
-    mpi::reduce_lists(lists, k);
+    mpi::reduce_lists(lists, k, shard.threads);
     if (mpi::rank() != 0) return;
     const TopK merged = from_list_entries(lists, n, k);
     std::copy(merged.rows.begin(), merged.rows.end(), top.rows.begin() + g0 * k);
