@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <thread>
 
 namespace novelty::mpi {
 
@@ -90,6 +91,21 @@ void bcast_bytes(void* data, std::size_t bytes, int root) {
     auto* p = static_cast<char*>(data);
     for (std::size_t done = 0; done < bytes; done += max_piece)
         MPI_Bcast(p + done, static_cast<int>(std::min(max_piece, bytes - done)), MPI_BYTE, root, MPI_COMM_WORLD);
+}
+
+void bcast_from_root_idle(void* data, std::size_t bytes) {
+    MPI_Request request;
+    MPI_Ibcast(data, checked_count(bytes), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+    if (rank() == 0) {
+        traffic().bytes_sent += bytes * static_cast<std::size_t>(size() - 1);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        return;
+    }
+    for (int done = 0;;) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
 }
 
 void bcast_string(std::string& text, int root) {

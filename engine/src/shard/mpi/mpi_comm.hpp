@@ -40,6 +40,11 @@ void bcast_vector(std::vector<T>& values, int root) {
 
 void bcast_string(std::string& text, int root);
 
+/// A broadcast from rank 0 that the other ranks wait for without spinning: they poll it every
+/// 200 microseconds and sleep in between, so a rank waiting for rank 0's next command (while
+/// rank 0 reads inputs, embeds or writes) leaves its core to others. Every rank must call it.
+void bcast_from_root_idle(void* data, std::size_t bytes);
+
 /// Gathers `bytes` bytes from every rank into `out` on rank 0 (size() x bytes, rank order;
 /// other ranks' `out` is untouched).
 void gather_bytes(const void* data, std::size_t bytes, std::vector<char>& out);

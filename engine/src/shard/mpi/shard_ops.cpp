@@ -68,12 +68,12 @@ TopK search_and_merge(Shard& shard, std::size_t n_queries, std::size_t k, ShardP
 
 void send_command(const ShardCommand& command) {
     ShardCommand copy = command;
-    mpi::bcast_bytes(&copy, sizeof copy, 0);
+    mpi::bcast_from_root_idle(&copy, sizeof copy);
 }
 
 ShardCommand receive_command() {
     ShardCommand command;
-    mpi::bcast_bytes(&command, sizeof command, 0);
+    mpi::bcast_from_root_idle(&command, sizeof command);  // no spinning between commands
     return command;
 }
 
