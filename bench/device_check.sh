@@ -8,7 +8,8 @@
 #                                machine may lack into .device/ (git-ignored; under 60 MB).
 #   bench/device_check.sh run    on the GPU machine, from the repository root: runs the GPU tests,
 #                                the CUDA benchmarks and the PyTorch peer (the machine's python3
-#                                with torch), writes logs and results.jsonl to $OUT (default
+#                                with torch), the CLI under mpirun when the machine has Open MPI
+#                                (docs/scaling.md), writes logs and results.jsonl to $OUT (default
 #                                .device/out), and prints a short table last.
 #
 # Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",
@@ -90,6 +91,35 @@ cli_check() {
   rm -rf "$tmp"
 }
 
+# The GPU path under MPI (docs/scaling.md): the demo corpus searched and indexed with --device
+# cuda by one process, by `mpirun -np 1` and by `mpirun -np 2` (ranks take GPUs by local rank;
+# with one GPU both use it); one JSON line says which outputs are byte-identical to one process.
+mpi_check() {
+  local out="$1" novelty=.device/bin/novelty tmp
+  if ! command -v mpirun >/dev/null; then echo '{"mode": "mpi", "skipped": "no mpirun on this machine"}'; return; fi
+  tmp=$(mktemp -d)
+  timeout 120 "$novelty" corpus import --overwrite -q --format paperlists openalex --field ml biomed \
+    --in data/demo/ml_papers_demo.jsonl.gz data/demo/biomed_demo.jsonl.gz --out "$tmp/c" >&2
+  timeout 60 "$novelty" corpus add-vectors "$tmp/c" -q --vectors data/demo/vectors_minilm_f16.npy \
+    --ids data/demo/vector_ids.txt --embedder all-MiniLM-L6-v2 --pooling mean >&2
+  local line='{"mode": "mpi"' launch
+  for ranks in 0 1 2; do
+    launch=()
+    (( ranks > 0 )) && launch=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np "$ranks")
+    rm -rf "$tmp/c/cache"
+    timeout 120 "${launch[@]}" "$novelty" index "$tmp/c" -q --device cuda >"$out/mpi_index_$ranks.txt" 2>&1
+    cp "$tmp"/c/cache/selfjoin-*.bin "$tmp/join_$ranks.bin" 2>/dev/null
+    timeout 120 "${launch[@]}" "$novelty" search --corpus "$tmp/c" --queries data/ideas.jsonl --vectors .device/bin/ideas.npy \
+      --k 20 --device cuda -q --out "$tmp/search_$ranks.jsonl" >>"$out/mpi_index_$ranks.txt" 2>&1
+    if (( ranks > 0 )); then
+      cmp -s "$tmp/search_0.jsonl" "$tmp/search_$ranks.jsonl" && line+=", \"search_same_$ranks\": true" || line+=", \"search_same_$ranks\": false"
+      cmp -s "$tmp/join_0.bin" "$tmp/join_$ranks.bin" && line+=", \"cache_same_$ranks\": true" || line+=", \"cache_same_$ranks\": false"
+    fi
+  done
+  echo "$line}"
+  rm -rf "$tmp"
+}
+
 run() {
   local out="${OUT:-$here/.device/out}"
   mkdir -p "$out"
@@ -134,6 +164,8 @@ run() {
 
   echo "== the CLI on the demo corpus: index and score with --device cuda and cpu"
   cli_check "$out" | tee -a "$results"
+  echo "== the sharded index under mpirun on the GPU"
+  mpi_check "$out" | tee -a "$results"
 
   echo "== benchmarks"
   # Each step has a time limit, so that one hang cannot use up the machine's time.
@@ -192,6 +224,9 @@ for r in rows:
               "; counts: " + ", ".join(f"{n} {c}" for n, c in host["counts"].items()))
         print("    device (summed spans, streams overlap): " +
               ", ".join(f"{n} {s:.3f} ({dev['spans'][n]})" for n, s in dev["seconds"].items()))
+    if r["mode"] == "mpi":
+        print("sharded index under mpirun on the GPU (byte-identical to one process): " +
+              ", ".join(f"{n} {v}" for n, v in r.items() if n != "mode"))
     if r["mode"] == "sanitizer":
         print(f"compute-sanitizer memcheck of the small GPU tests: rc {r['rc']} in {r['seconds']} s "
               f"({'clean' if r['rc'] == 0 else 'see sanitizer.log'})")

@@ -11,6 +11,7 @@ apt_packages=(
   libcpp-httplib-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libssl-dev libutf8proc-dev python3 python3-venv python3-pip python3-dev
   clang libclang-rt-14-dev ccache
+  libopenmpi-dev openmpi-bin
 )
 
 sudo_cmd=()

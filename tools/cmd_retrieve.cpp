@@ -136,7 +136,7 @@ public:
         if (need_bm25_) bm25_.emplace(corpus.dir());
         if (need_dense_) {
             backend_ = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
-            index_ = backend_->build(VectorView::of(corpus_.vectors()));
+            index_ = make_index(corpus_, *backend_, args.device);
         }
     }
 

@@ -153,7 +153,7 @@ int run_score(const ScoreArgs& args) {
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
-    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    const std::unique_ptr<SearchIndex> index = make_index(corpus, *backend, args.device);
     Scorer scorer(corpus, *index, score_options);
 
     char table_header[128];

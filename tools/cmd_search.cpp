@@ -172,7 +172,7 @@ int run_search(const SearchArgs& args) {
     const std::size_t n = input.records.size();
 
     auto backend = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
-    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    const std::unique_ptr<SearchIndex> index = make_index(corpus, *backend, args.device);
     std::unique_ptr<SearchSink> sink;
     if (args.out.empty()) {
         sink = std::make_unique<TableSink>(corpus);
@@ -216,7 +216,7 @@ int run_index(const IndexArgs& args) {
                          std::to_string(n_rows));
     const std::size_t k_stored = std::min(args.q + args.extra, std::min(n_rows - 1, SearchBackend::max_k));
     auto backend = make_search_backend(args.device, args.threads, args.quiet);
-    const std::unique_ptr<SearchIndex> index = backend->build(VectorView::of(corpus.vectors()));
+    const std::unique_ptr<SearchIndex> index = make_index(corpus, *backend, args.device);
     host::ProgressBar bar("index", "blocks", args.quiet);
     bool from_cache = false;
     const auto start = std::chrono::steady_clock::now();

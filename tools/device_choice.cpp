@@ -2,6 +2,7 @@
 
 #include "novelty/search/backends.hpp"
 #include "novelty/search/devices.hpp"
+#include "novelty/shard/shard.hpp"
 
 #include <cstdio>
 
@@ -32,6 +33,16 @@ std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std
                      devices.empty() ? "CUDA" : devices.front().name.c_str(), flags.storage.c_str());
     }
     return backend;
+}
+
+std::unique_ptr<SearchIndex> make_index(const Corpus& corpus, const SearchBackend& backend, const DeviceFlags& flags) {
+    if (shard_world().size < 2) return backend.build(VectorView::of(corpus.vectors()));
+    ShardBackendSpec spec;
+    spec.device = flags.device;
+    spec.cuda.storage = parse_storage(flags.storage);
+    spec.cuda.memory_budget = flags.memory_mib << 20;
+    spec.tuning = backend.tuning;
+    return make_sharded_index(corpus, spec);
 }
 
 }  // namespace novelty::cli

@@ -1,6 +1,7 @@
 // novelty: the command-line entry point. Subcommands live in cmd_*.cpp.
 #include "cli_common.hpp"
 
+#include "novelty/shard/shard.hpp"
 #include "novelty/util/error.hpp"
 
 #include <algorithm>
@@ -78,7 +79,9 @@ std::string count_of(unsigned long long n, const std::string& noun) {
 
 }  // namespace novelty::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
     using namespace novelty::cli;
     CLI::App app{"novelty: scores how new research ideas are against a corpus of papers, with evidence.\n"
                  "Run 'novelty <command> --help' for each command's flags; docs/cli.md has the full reference."};
@@ -110,4 +113,20 @@ int main(int argc, char** argv) {
         return exit_usage;
     }
     return exit_code;
+}
+
+}  // namespace
+
+// Under an MPI launcher rank 0 runs the command and the other ranks serve its corpus shards
+// (novelty/shard/shard.hpp) until it ends, then exit with its code.
+int main(int argc, char** argv) {
+    using namespace novelty;
+    int rank = 0;
+    const int init_code = cli::run_guarded([&] {
+        rank = shard_init(&argc, &argv).rank;
+        return cli::exit_ok;
+    });
+    if (init_code != cli::exit_ok) return init_code;
+    if (rank != 0) return shard_serve();
+    return shard_finish(run_cli(argc, argv));
 }

@@ -78,6 +78,7 @@ SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries,
         throw UsageError("excluded has " + std::to_string(queries.excluded.n_items()) + " lists for " +
                          std::to_string(queries.n_queries) + " queries");
     check_filters(corpus, queries);
+    if (queries.unit_norm) return queries;  // normalised once already: used as given
     const std::size_t dim = queries.dim, n = queries.n_queries;
     storage.reset(new float[n * dim]);
     std::mutex bad_mutex;

@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 using namespace novelty;
@@ -318,5 +320,31 @@ TEST(ScanAtLeast, MatchesAScalarFilterAtEveryLengthAndThreshold) {
         for (std::size_t j = 0; j < n; ++j)
             if (values[j] >= thresholds[j]) expected.push_back(static_cast<std::uint32_t>(j));
         ASSERT_EQ(std::vector<std::uint32_t>(out.begin(), out.begin() + count), expected) << "n=" << n;
+    }
+}
+
+// OpenBLAS's sgemm can change the last bit of a product with the tile's shape and the row's
+// place in it; the reported similarities are re-scored in one fixed order, so any tiling and
+// thread count gives the same bits (what a sharded index relies on to match one process).
+TEST(CpuSearch, SimilaritiesDoNotDependOnTilesOrThreads) {
+    const std::size_t n = 3000, dim = 384, n_queries = 300, k = 12;
+    const auto corpus = novelty::test::random_unit_rows(n, dim, 31);
+    const auto queries_f = novelty::test::random_unit_rows(n_queries, dim, 32);
+    novelty::SearchQueries queries{queries_f.data(), n_queries, dim};
+    auto reference = novelty::make_cpu_backend()->build(novelty::VectorView::of(corpus, dim));
+    const novelty::TopK expected = reference->search(queries, k);
+    const novelty::SelfJoin expected_join = reference->self_join(1500, 5, k);
+    for (const auto& [query_tile, corpus_tile, threads] :
+         std::vector<std::array<std::size_t, 3>>{{37, 333, 1}, {300, 2999, 2}, {1, 64, 2}, {512, 1000, 1}}) {
+        auto index = novelty::make_cpu_backend()->build(novelty::VectorView::of(corpus, dim));
+        index->tuning = {query_tile, corpus_tile, threads, 0};
+        const novelty::TopK top = index->search(queries, k);
+        EXPECT_EQ(top.rows, expected.rows) << query_tile << " x " << corpus_tile;
+        EXPECT_EQ(0, std::memcmp(top.sims.data(), expected.sims.data(), top.sims.size() * sizeof(float)))
+            << query_tile << " x " << corpus_tile;
+        index->tuning.self_join_memory = query_tile == 1 ? 1 : 0;  // both of the join's paths
+        const novelty::SelfJoin join = index->self_join(1500, 5, k);
+        EXPECT_EQ(join.rows, expected_join.rows);
+        EXPECT_EQ(0, std::memcmp(join.sims.data(), expected_join.sims.data(), join.sims.size() * sizeof(float)));
     }
 }

@@ -85,6 +85,11 @@ struct SearchQueries {
         if (filters.empty()) return nullptr;
         return filters.size() == 1 ? filters[0].get() : filters[i].get();
     }
+    /// true: the vectors are already finite and unit-norm (queries an index has normalised, or
+    /// corpus rows) and are used exactly as given; false (the default): the index checks and
+    /// normalises them. A sharded index passes queries it has normalised once to every shard
+    /// with this set, so that each shard sees the very bits one process would.
+    bool unit_norm = false;
 };
 
 /// Top-k results: n_queries x k, row-major. Query i's neighbours are

@@ -3,6 +3,7 @@
 // one bounded heap per query behind a threshold filter. Memory is one tile of similarities per
 // worker, never n_queries x N.
 #include "search/cpu/cpu_self_join.hpp"
+#include "search/cpu/exact_rescore.hpp"
 #include "util/parallel_for.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/search_rules.hpp"
@@ -76,13 +77,14 @@ struct QueryBlock {
         const float* queries = rows_as_f32(problem.queries, q0, n_block, vectors);
         if (problem.queries.dtype == DType::f32)  // our own copy: the tile loop reuses it
             vectors.assign(queries, queries + n_block * problem.corpus.dim);
-        storage.resize(n_block * 2 * problem.k);
+        const std::size_t kept = problem.k + rescore_margin;  // candidates for the exact re-scoring
+        storage.resize(n_block * 2 * kept);
         heaps.reserve(n_block);
         begin.resize(n_block);
         limit.resize(n_block);
         block_begin = problem.corpus.n_rows;
         for (std::size_t i = 0; i < n_block; ++i) {
-            heaps.emplace_back(storage.data() + i * 2 * problem.k, problem.k);
+            heaps.emplace_back(storage.data() + i * 2 * kept, kept);
             limit[i] = searchable_rows(problem.row_limit, q0 + i, problem.corpus.n_rows);
             begin[i] = std::min(first_searchable_row(problem.row_begin, q0 + i), limit[i]);
             if (begin[i] < limit[i]) {
@@ -156,9 +158,14 @@ TopK run_topk(const TopKProblem& problem, const ProgressFn& progress) {
             const std::size_t q0 = b * query_tile;
             QueryBlock block(problem, q0, std::min(query_tile, n_queries - q0));
             search_block(problem, block, corpus_tile);
-            for (std::size_t i = 0; i < block.n; ++i)
-                write_result(block.heaps[i], block.storage.data() + i * 2 * k, k, result.rows.data() + (q0 + i) * k,
-                             result.sims.data() + (q0 + i) * k, result.count[q0 + i]);
+            const std::size_t kept = k + rescore_margin;
+            for (std::size_t i = 0; i < block.n; ++i) {
+                const std::size_t n_found = block.heaps[i].sort_best_first();
+                result.count[q0 + i] =
+                    rescore_best(block.vectors.data() + i * problem.corpus.dim, problem.corpus,
+                                 block.storage.data() + i * 2 * kept, n_found, k, result.rows.data() + (q0 + i) * k,
+                                 result.sims.data() + (q0 + i) * k);
+            }
         },
         progress);
     return result;
@@ -215,12 +222,8 @@ protected:
             TopKCollector heap(storage.data(), k);
             std::vector<float> buffer;
             const float* query = queries.vectors + i * dim;
-            for (std::int64_t row : rows) {
-                const float* v = rows_as_f32(rows_view, static_cast<std::size_t>(row), 1, buffer);
-                float sim = 0;
-                for (std::size_t c = 0; c < dim; ++c) sim += query[c] * v[c];
-                heap.push(sim, row);
-            }
+            for (std::int64_t row : rows)
+                heap.push(exact_dot(query, row_as_f32(rows_view, static_cast<std::size_t>(row), buffer), dim), row);
             write_result(heap, storage.data(), k, result.rows.data() + i * k, result.sims.data() + i * k,
                          result.count[i]);
         });

@@ -1,5 +1,7 @@
 #include "search/cpu/cpu_self_join.hpp"
 
+#include "search/cpu/exact_rescore.hpp"
+
 #include "util/parallel_for.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/search_rules.hpp"
@@ -48,10 +50,12 @@ void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std
     }
 }
 
-/// The join from each row's collector (over storage of 2 k_stored slots per row): the best
-/// k_stored, -1 / -inf padded, and the densities over the first q.
-SelfJoin join_from_collectors(std::vector<TopKCollector>& collectors, const std::vector<ScoredRow>& storage,
-                              std::size_t n_rows, std::size_t q, std::size_t k_stored) {
+/// The join from each row's collector (over storage of 2 (k_stored + rescore_margin) slots per
+/// row): its candidates re-scored exactly, the best k_stored, -1 / -inf padded, and the
+/// densities over the first q.
+SelfJoin join_from_collectors(const VectorView& corpus, std::vector<TopKCollector>& collectors,
+                              std::vector<ScoredRow>& storage, std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                              std::size_t threads) {
     SelfJoin join;
     join.n_rows = n_rows;
     join.q = q;
@@ -59,14 +63,16 @@ SelfJoin join_from_collectors(std::vector<TopKCollector>& collectors, const std:
     join.rows.assign(n_rows * k_stored, -1);
     join.sims.assign(n_rows * k_stored, -std::numeric_limits<float>::infinity());
     std::vector<std::size_t> counts(n_rows);
-    for (std::size_t row = 0; row < n_rows; ++row) {
-        counts[row] = collectors[row].sort_best_first();
-        const ScoredRow* best = storage.data() + row * 2 * k_stored;
-        for (std::size_t r = 0; r < counts[row]; ++r) {
-            join.rows[row * k_stored + r] = best[r].row;
-            join.sims[row * k_stored + r] = best[r].sim;
+    const std::size_t kept = k_stored + rescore_margin;
+    parallel_for_blocks((n_rows + 255) / 256, threads, [&](std::size_t block) {
+        std::vector<float> own_buffer;
+        for (std::size_t row = block * 256; row < std::min(n_rows, (block + 1) * 256); ++row) {
+            const std::size_t n_found = collectors[row].sort_best_first();
+            counts[row] = rescore_best(row_as_f32(corpus, row, own_buffer), corpus, storage.data() + row * 2 * kept,
+                                       n_found, k_stored, join.rows.data() + row * k_stored,
+                                       join.sims.data() + row * k_stored);
         }
-    }
+    });
     fill_densities(join, counts);
     return join;
 }
@@ -74,7 +80,7 @@ SelfJoin join_from_collectors(std::vector<TopKCollector>& collectors, const std:
 }  // namespace
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
-    return n_rows * 2 * k_stored * sizeof(ScoredRow);
+    return n_rows * 2 * (k_stored + rescore_margin) * sizeof(ScoredRow);
 }
 
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
@@ -83,10 +89,11 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
     const std::size_t block = tuning.query_tile ? tuning.query_tile : default_block;
     const std::size_t n_blocks = (n_rows + block - 1) / block;
 
-    std::vector<ScoredRow> storage(n_rows * 2 * k_stored);
+    const std::size_t kept = k_stored + rescore_margin;  // candidates for the exact re-scoring
+    std::vector<ScoredRow> storage(n_rows * 2 * kept);
     std::vector<TopKCollector> collectors;
     collectors.reserve(n_rows);
-    for (std::size_t row = 0; row < n_rows; ++row) collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored);
+    for (std::size_t row = 0; row < n_rows; ++row) collectors.emplace_back(storage.data() + row * 2 * kept, kept);
     std::vector<std::mutex> block_locks(n_blocks);
 
     // Pairs (I, J), I <= J, ordered by distance from the diagonal so that threads working at the
@@ -142,7 +149,7 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
         },
         progress);
 
-    return join_from_collectors(collectors, storage, n_rows, q, k_stored);
+    return join_from_collectors(corpus, collectors, storage, n_rows, q, k_stored, tuning.threads);
 }
 
 }  // namespace novelty
