@@ -81,7 +81,13 @@ int run_import(const ImportArgs& args) {
     if (summary.n_skipped > 0) std::printf(" (%s skipped)", count_of(summary.n_skipped, "invalid record").c_str());
     if (summary.n_duplicates > 0)
         std::printf(" (%s dropped)", count_of(summary.n_duplicates, "identical duplicate record").c_str());
+    if (summary.n_revised > 0) std::printf(" (%s)", count_of(summary.n_revised, "revised record").c_str());
+    if (summary.n_deleted > 0) std::printf(" (%s)", count_of(summary.n_deleted, "deleted record").c_str());
     std::printf("\n");
+    if (summary.n_unembedded > 0)
+        std::printf("left out %s given without a vector: they are not rows, so no search sees them "
+                    "('novelty corpus info' names them)\n",
+                    count_of(summary.n_unembedded, "paper").c_str());
     return exit_ok;
 }
 
@@ -209,6 +215,16 @@ int run_info(const InfoArgs& args) {
         std::printf("fields      %s\n", join_counts(m.fields, 10).c_str());
         std::printf("venues      %s distinct: %s\n", thousands(m.n_venues).c_str(), join_counts(m.venues, 8).c_str());
         std::printf("citations   known for %s papers\n", thousands(m.n_with_citations).c_str());
+        if (m.n_revised > 0 || m.n_deleted > 0)
+            std::printf("updates     %s, %s applied\n", count_of(m.n_revised, "revision").c_str(),
+                        count_of(m.n_deleted, "deletion").c_str());
+        if (m.n_unembedded > 0) {
+            std::string ids;
+            for (const auto& id : m.unembedded) ids += (ids.empty() ? "" : ", ") + id;
+            if (m.n_unembedded > m.unembedded.size()) ids += ", ...";
+            std::printf("unembedded  %s given without a vector, left out of the corpus (not rows, never searched): %s\n",
+                        count_of(m.n_unembedded, "paper").c_str(), ids.c_str());
+        }
         for (const auto& s : m.sources)
             std::printf("source      %s (%s%s, %s%s%s, sha256 %s)\n", s.path.c_str(), s.format.c_str(),
                         s.field.empty() ? "" : (", field " + s.field).c_str(), count_of(s.records, "record").c_str(),
@@ -248,13 +264,16 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     CLI::App* import = corpus->add_subcommand(
         "import", "Import paper metadata into a new corpus directory (papers.sqlite with a full-text index, manifest.json). "
                   "Rows are ordered by publication date, undated papers last, ties by id.");
-    import->add_option("--in", import_args->inputs, "Input files (JSON Lines, plain or .gz); several allowed")
+    import->add_option("--in", import_args->inputs,
+                       "Input files (JSON Lines or, for pubmed, XML; plain or .gz); several allowed, read in order")
         ->required()->expected(1, -1);
     import->add_option("--format", import_args->formats,
                        "Input format: jsonl (generic: id, title, abstract|text, date|year, field, venue, citations), "
-                       "arxiv (metadata snapshot), openalex (works, abstract_inverted_index), paperlists; "
+                       "arxiv (metadata snapshot), openalex (works, abstract_inverted_index), paperlists, "
+                       "s2 (Semantic Scholar papers, abstracts and embeddings files, joined on corpusid), "
+                       "pubmed (baseline and update XML, applied in order); "
                        "one for all inputs or one per --in (default jsonl)")
-        ->expected(1, -1)->check(CLI::IsMember({"jsonl", "arxiv", "openalex", "paperlists"}));
+        ->expected(1, -1)->check(CLI::IsMember({"jsonl", "arxiv", "openalex", "paperlists", "s2", "pubmed"}));
     import->add_option("--field", import_args->fields,
                        "Research field given to every record of the inputs (one for all, or one per --in); "
                        "default: the field each record names, if any");

@@ -21,6 +21,8 @@ struct Corpus::Impl {
     std::optional<SqliteStatement> paper_by_row;
     std::optional<SqliteStatement> brief_by_row;
     std::optional<SqliteStatement> row_by_id;
+    std::optional<SqliteStatement> row_by_alias;
+    std::optional<bool> has_aliases;  ///< papers.sqlite has an aliases table (older corpora do not)
 };
 
 Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -174,8 +176,19 @@ std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
     SqliteStatement& q = *impl_->row_by_id;
     q.reset();
     q.bind(1, id);
-    if (!q.step()) return std::nullopt;
-    return static_cast<std::size_t>(q.column_int(0));
+    if (q.step()) return static_cast<std::size_t>(q.column_int(0));
+    if (!impl_->has_aliases) {
+        auto t = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'aliases'");
+        t.step();
+        impl_->has_aliases = t.column_int(0) > 0;
+    }
+    if (!*impl_->has_aliases) return std::nullopt;
+    if (!impl_->row_by_alias) impl_->row_by_alias.emplace(impl_->db->prepare("SELECT row FROM aliases WHERE alias = ?"));
+    SqliteStatement& a = *impl_->row_by_alias;
+    a.reset();
+    a.bind(1, normalize_alias(id));
+    if (!a.step()) return std::nullopt;
+    return static_cast<std::size_t>(a.column_int(0));
 }
 
 std::size_t Corpus::rows_through(const PartialDate& cutoff) const {
@@ -187,6 +200,25 @@ std::size_t Corpus::rows_through(const PartialDate& cutoff) const {
 
 std::string Corpus::identity() const {
     return sha256_hex(impl_->manifest.papers_sha256 + ":" + impl_->manifest.vectors_sha256);
+}
+
+}  // namespace novelty
+
+namespace novelty {
+
+std::string normalize_alias(const std::string& name) {
+    const auto first = name.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return {};
+    const auto last = name.find_last_not_of(" \t\r\n");
+    std::string out = name.substr(first, last - first + 1);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    static const std::pair<const char*, const char*> prefixes[] = {
+        {"https://doi.org/", "doi:"}, {"http://doi.org/", "doi:"}, {"https://dx.doi.org/", "doi:"},
+        {"http://dx.doi.org/", "doi:"}, {"https://arxiv.org/abs/", "arxiv:"}, {"http://arxiv.org/abs/", "arxiv:"}};
+    for (const auto& [prefix, replacement] : prefixes)
+        if (out.rfind(prefix, 0) == 0) return replacement + out.substr(std::string(prefix).size());
+    return out;
 }
 
 }  // namespace novelty

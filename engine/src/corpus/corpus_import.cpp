@@ -11,6 +11,10 @@
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/import.hpp"
 #include "corpus/sqlite_db.hpp"
+#include "corpus/import/s2_join.hpp"
+
+#include <sqlite3.h>
+#include <tuple>
 
 #include <algorithm>
 #include <functional>
@@ -28,7 +32,9 @@ ImportFormat parse_import_format(const std::string& name) {
     if (name == "arxiv") return ImportFormat::arxiv;
     if (name == "openalex") return ImportFormat::openalex;
     if (name == "paperlists") return ImportFormat::paperlists;
-    throw UsageError("unknown import format '" + name + "' (expected jsonl, arxiv, openalex or paperlists)");
+    if (name == "s2") return ImportFormat::s2;
+    if (name == "pubmed") return ImportFormat::pubmed;
+    throw UsageError("unknown import format '" + name + "' (expected jsonl, arxiv, openalex, paperlists, s2 or pubmed)");
 }
 
 const char* import_format_name(ImportFormat format) {
@@ -37,6 +43,8 @@ const char* import_format_name(ImportFormat format) {
         case ImportFormat::arxiv: return "arxiv";
         case ImportFormat::openalex: return "openalex";
         case ImportFormat::paperlists: return "paperlists";
+        case ImportFormat::s2: return "s2";
+        case ImportFormat::pubmed: return "pubmed";
     }
     return "?";
 }
@@ -130,7 +138,8 @@ void create_schema(SqliteDb& db) {
         CREATE TABLE staging.staging (
             id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, abstract TEXT NOT NULL, date TEXT,
             sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
-            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL) WITHOUT ROWID;
+            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL,
+            aliases TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE papers (
             row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
             date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
@@ -141,6 +150,9 @@ void create_schema(SqliteDb& db) {
 struct Reading {
     std::vector<SourceInfo> sources;
     std::size_t accepted = 0;
+    std::size_t next_input_row = 0;  ///< records staged so far (input_row of the next one)
+    std::size_t revised = 0;
+    std::size_t deleted = 0;
     std::size_t skipped = 0;
     std::size_t duplicates = 0;
     std::vector<SkippedRecord> skipped_first;
@@ -162,26 +174,9 @@ void bind_paper(SqliteStatement& insert, const Paper& paper, std::size_t file_in
     insert.bind(11, static_cast<std::int64_t>(file_index));
     insert.bind(12, static_cast<std::int64_t>(line));
     insert.bind(13, static_cast<std::int64_t>(input_row));
-}
-
-/// Where the staged record with `paper`'s id came from ("FILE:LINE", or "earlier"), and whether
-/// it is an identical copy of `paper`.
-std::pair<std::string, bool> earlier_copy(SqliteStatement& where, const Paper& paper, const ImportOptions& options) {
-    where.bind(1, paper.id);
-    std::string first = "earlier";
-    bool identical = false;
-    if (where.step()) {
-        first = options.sources[static_cast<std::size_t>(where.column_int(0))].path + ":" +
-                std::to_string(where.column_int(1));
-        identical = where.column_text(2) == paper.title && where.column_text(3) == paper.abstract &&
-                    where.column_text(4) == paper.date && where.column_text(5) == paper.field &&
-                    where.column_text(6) == paper.venue &&
-                    (where.column_is_null(7) ? !paper.citations
-                                             : paper.citations && *paper.citations == where.column_int(7)) &&
-                    where.column_text(8) == paper.extra_json;
-    }
-    where.reset();
-    return {first, identical};
+    std::string aliases;
+    for (const auto& alias : paper.aliases) aliases += alias + "\n";
+    insert.bind(14, aliases);
 }
 
 /// The next record of `reader` into `record`, or false at the end of the file. A record that
@@ -200,14 +195,188 @@ bool next_record(JsonlReader& reader, nlohmann::json& record, const std::functio
     }
 }
 
-Reading read_sources(const ImportOptions& options, SqliteDb& db) {
+// Adds papers to the staging table, and removes them (PubMed deletions), keeping the counts.
+class Stager {
+public:
+    Stager(SqliteDb& db, const ImportOptions& options, Reading& reading)
+        : db_(db),
+          options_(options),
+          reading_(reading),
+          insert_(db.prepare("INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, "
+                             "citations, extra, src_file, src_line, input_row, aliases) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+          where_(db.prepare("SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), "
+                            "coalesce(venue, ''), citations, extra FROM staging.staging WHERE id = ?")),
+          remove_(db.prepare("DELETE FROM staging.staging WHERE id = ?")) {}
+
+    /// Stages `paper`, read at file_index:line. A repeated id is an identical copy (dropped), a
+    /// revision when `revisions` and the earlier record came from an earlier file (replaced),
+    /// and an InputError otherwise.
+    void add(const Paper& paper, SourceInfo& info, std::size_t file_index, std::size_t line, bool revisions) {
+        const std::string& path = options_.sources[file_index].path;
+        bind_paper(insert_, paper, file_index, line, reading_.next_input_row);
+        try {
+            insert_.step();
+            insert_.reset();
+        } catch (const SqliteConstraint&) {
+            insert_.reset();
+            const auto [first, identical, first_file] = earlier_copy(paper);
+            if (revisions && first_file < file_index) {
+                erase(paper.id);  // a later file's version replaces the earlier one
+                ++reading_.revised;
+                --reading_.accepted;
+                add(paper, info, file_index, line, revisions);
+                return;
+            }
+            if (!identical)
+                throw InputError(path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
+            // The same record twice: keeping one loses nothing.
+            ++info.duplicates;
+            ++reading_.duplicates;
+            if (options_.on_duplicate)
+                options_.on_duplicate(SkippedRecord{path, line, "identical copy of the record at " + first + " dropped"});
+            return;
+        }
+        ++info.records;
+        ++reading_.accepted;
+        ++reading_.next_input_row;
+    }
+
+    /// Removes the paper `id` (a PubMed DeleteCitation at file_index:line); InputError when no
+    /// earlier record has it.
+    void remove(const std::string& id, std::size_t file_index, std::size_t line) {
+        if (!erase(id))
+            throw InputError(options_.sources[file_index].path, line,
+                             "DeleteCitation names PMID " + quote_value(id) +
+                                 ", which no earlier record holds (import the files in their published order, "
+                                 "baseline first)");
+        ++reading_.deleted;
+        --reading_.accepted;
+    }
+
+private:
+    bool erase(const std::string& id) {
+        remove_.bind(1, id);
+        remove_.step();
+        remove_.reset();
+        return sqlite3_changes(db_.handle()) > 0;
+    }
+
+    /// Where the staged record with `paper`'s id came from ("FILE:LINE"), whether it is an
+    /// identical copy of `paper`, and its file's index.
+    std::tuple<std::string, bool, std::size_t> earlier_copy(const Paper& paper) {
+        where_.bind(1, paper.id);
+        std::string first = "earlier";
+        bool identical = false;
+        std::size_t first_file = 0;
+        if (where_.step()) {
+            first_file = static_cast<std::size_t>(where_.column_int(0));
+            first = options_.sources[first_file].path + ":" + std::to_string(where_.column_int(1));
+            identical = where_.column_text(2) == paper.title && where_.column_text(3) == paper.abstract &&
+                        where_.column_text(4) == paper.date && where_.column_text(5) == paper.field &&
+                        where_.column_text(6) == paper.venue &&
+                        (where_.column_is_null(7) ? !paper.citations
+                                                  : paper.citations && *paper.citations == where_.column_int(7)) &&
+                        where_.column_text(8) == paper.extra_json;
+        }
+        where_.reset();
+        return {first, identical, first_file};
+    }
+
+    SqliteDb& db_;
+    const ImportOptions& options_;
+    Reading& reading_;
+    SqliteStatement insert_, where_, remove_;
+};
+
+/// What reading one file needs: the options, the counts, the stager and the s2 side tables.
+struct FileReading {
+    const ImportOptions& options;
+    Reading& reading;
+    Stager& stager;
+    import_detail::S2Join* s2;  ///< null unless a source is in the s2 format
+    ImportProgress& progress;
+    std::size_t file_index;
+    SourceInfo& info;
+
+    void skip_or_throw(const InputError& error) {
+        if (!options.skip_invalid) throw error;
+        SkippedRecord skip{error.file(), error.line(), error.problem()};
+        ++info.skipped;
+        ++reading.skipped;
+        if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
+        if (options.on_skip) options.on_skip(skip);
+    }
+    void report(std::uint64_t bytes_read) {
+        if (!options.on_progress) return;
+        progress.records = reading.accepted;
+        progress.bytes_read = bytes_read;
+        options.on_progress(progress);
+    }
+};
+
+// One JSON record of a JSON Lines source: a paper, or (s2) an abstract or a vector.
+void read_record(FileReading& r, const ImportSource& source, const nlohmann::json& record, std::size_t line) {
+    if (source.format == ImportFormat::s2) {
+        const auto kind = import_detail::s2_record_kind(record);
+        if (kind != import_detail::S2Kind::paper) {
+            if (r.s2->stage(kind, record, r.file_index, line)) {
+                ++r.info.records;
+            } else {
+                ++r.info.duplicates;
+                ++r.reading.duplicates;
+            }
+            return;
+        }
+    }
+    Paper paper = import_detail::paper_from_record(source.format, record, source.path, line, source.field);
+    r.stager.add(paper, r.info, r.file_index, line, false);
+}
+
+void read_jsonl_file(FileReading& r, const ImportSource& source) {
+    JsonlReader reader(source.path);
+    r.progress.file_bytes = reader.lines().file_size();
+    nlohmann::json record;
+    auto skip = [&](const InputError& error) { r.skip_or_throw(error); };
+    while (next_record(reader, record, skip)) {
+        try {
+            read_record(r, source, record, reader.line_number());
+        } catch (const InputError& error) {
+            r.skip_or_throw(error);
+        }
+        if ((r.info.records + r.info.skipped) % progress_every == 0) r.report(reader.lines().bytes_read());
+    }
+    r.info.sha256 = reader.sha256();
+}
+
+void read_pubmed_file(FileReading& r, const ImportSource& source) {
+    import_detail::PubmedSink sink;
+    sink.article = [&](Paper&& paper, std::size_t line) {
+        try {
+            if (!source.field.empty()) paper.field = source.field;
+            r.stager.add(paper, r.info, r.file_index, line, true);
+        } catch (const InputError& error) {
+            r.skip_or_throw(error);
+        }
+    };
+    sink.deletion = [&](const std::string& pmid, std::size_t line) {
+        try {
+            r.stager.remove(pmid, r.file_index, line);
+            ++r.info.records;
+        } catch (const InputError& error) {
+            r.skip_or_throw(error);
+        }
+    };
+    sink.skip = [&](const InputError& error) { r.skip_or_throw(error); };
+    sink.progress = [&](std::uint64_t bytes, std::uint64_t total) {
+        r.progress.file_bytes = total;
+        r.report(bytes);
+    };
+    r.info.sha256 = import_detail::read_pubmed(source.path, sink);
+}
+
+Reading read_sources(const ImportOptions& options, SqliteDb& db, import_detail::S2Join* s2) {
     Reading reading;
-    auto insert = db.prepare(
-        "INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
-        "src_file, src_line, input_row) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    auto where = db.prepare(
-        "SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), coalesce(venue, ''), "
-        "citations, extra FROM staging.staging WHERE id = ?");
+    Stager stager(db, options, reading);
     ImportProgress progress;
     progress.n_files = options.sources.size();
     progress.stage = "reading";
@@ -216,62 +385,77 @@ Reading read_sources(const ImportOptions& options, SqliteDb& db) {
         const ImportSource& source = options.sources[file_index];
         // Read once (pipes and FIFOs cannot be read twice): the checksum is taken on the way.
         SourceInfo info{source.path, import_format_name(source.format), source.field, std::string(), 0, 0, 0};
-        JsonlReader reader(source.path);
         progress.file_index = file_index;
-        progress.file_bytes = reader.lines().file_size();
-        nlohmann::json record;
-        auto skip_or_throw = [&](const InputError& error) {
+        FileReading r{options, reading, stager, s2, progress, file_index, info};
+        if (source.format == ImportFormat::pubmed) read_pubmed_file(r, source);
+        else read_jsonl_file(r, source);
+        if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
+        reading.sources.push_back(info);
+        r.report(progress.file_bytes);
+    }
+    db.exec("COMMIT");
+    return reading;
+}
+
+// After s2 joins and PubMed deletions: problems are skipped or thrown, input rows renumbered
+// without gaps, and a corpus with no papers refused.
+void finish_reading(const ImportOptions& options, SqliteDb& db, import_detail::S2Join* s2, Reading& reading) {
+    if (s2) {
+        s2->join([&](std::size_t file_index, const InputError& error) {
             if (!options.skip_invalid) throw error;
             SkippedRecord skip{error.file(), error.line(), error.problem()};
-            ++info.skipped;
+            ++reading.sources[file_index].skipped;
             ++reading.skipped;
             if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
             if (options.on_skip) options.on_skip(skip);
-        };
-        while (next_record(reader, record, skip_or_throw)) {
-            const std::size_t line = reader.line_number();
-            try {
-                Paper paper = import_detail::paper_from_record(source.format, record, source.path, line, source.field);
-                bind_paper(insert, paper, file_index, line, reading.accepted);
-                try {
-                    insert.step();
-                } catch (const SqliteConstraint&) {
-                    insert.reset();
-                    const auto [first, identical] = earlier_copy(where, paper, options);
-                    if (!identical)
-                        throw InputError(source.path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
-                    // The same record twice: keeping one loses nothing.
-                    ++info.duplicates;
-                    ++reading.duplicates;
-                    if (options.on_duplicate)
-                        options.on_duplicate(SkippedRecord{source.path, line,
-                                                           "identical copy of the record at " + first + " dropped"});
-                    continue;
-                }
-                insert.reset();
-                ++info.records;
-                ++reading.accepted;
-            } catch (const InputError& error) {
-                skip_or_throw(error);
-            }
-            if (options.on_progress && (info.records + info.skipped) % progress_every == 0) {
-                progress.records = reading.accepted;
-                progress.bytes_read = reader.lines().bytes_read();
-                options.on_progress(progress);
-            }
-        }
-        info.sha256 = reader.sha256();
-        if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
-        reading.sources.push_back(info);
-        progress.records = reading.accepted;
-        progress.bytes_read = progress.file_bytes;
-        if (options.on_progress) options.on_progress(progress);
+        });
     }
-    db.exec("COMMIT");
+    auto count = db.prepare("SELECT count(*) FROM staging.staging");
+    count.step();
+    reading.accepted = static_cast<std::size_t>(count.column_int(0));
+    if (reading.accepted != reading.next_input_row)
+        db.exec(R"sql(
+            UPDATE staging.staging SET input_row = r.n
+            FROM (SELECT id, row_number() OVER (ORDER BY input_row) - 1 AS n FROM staging.staging) r
+            WHERE r.id = staging.id;)sql");
     if (reading.accepted == 0)
         throw InputError(options.sources.size() == 1 ? options.sources[0].path : "the input files", 0,
-                         "no valid records: every record was skipped, and a corpus cannot be empty");
-    return reading;
+                         "no valid records: every record was skipped or deleted, and a corpus cannot be empty");
+}
+
+// The aliases table (normalised alias -> row). An alias that names two papers (two records
+// with one DOI, say) names neither: a lookup must not pick one silently.
+void build_aliases(SqliteDb& db) {
+    db.exec(R"sql(
+        BEGIN;
+        CREATE TABLE aliases (alias TEXT NOT NULL PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TEMP TABLE ambiguous_aliases (alias TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID;
+    )sql");
+    auto papers = db.prepare(
+        "SELECT p.row, s.aliases FROM papers p JOIN staging.staging s ON s.id = p.id WHERE s.aliases != '' ORDER BY p.row");
+    auto insert = db.prepare("INSERT OR IGNORE INTO aliases (alias, row) VALUES (?, ?)");
+    auto ambiguous = db.prepare("INSERT OR IGNORE INTO ambiguous_aliases (alias) SELECT alias FROM aliases WHERE alias = ? AND row != ?");
+    while (papers.step()) {
+        const std::int64_t row = papers.column_int(0);
+        const std::string list = papers.column_text(1);
+        for (std::size_t start = 0, end; (end = list.find('\n', start)) != std::string::npos; start = end + 1) {
+            const std::string_view alias(list.data() + start, end - start);
+            insert.bind(1, alias);
+            insert.bind(2, row);
+            insert.step();
+            insert.reset();
+            ambiguous.bind(1, alias);
+            ambiguous.bind(2, row);
+            ambiguous.step();
+            ambiguous.reset();
+        }
+    }
+    db.exec(R"sql(
+        DELETE FROM aliases WHERE alias IN (SELECT alias FROM ambiguous_aliases);
+        DELETE FROM aliases WHERE alias IN (SELECT id FROM papers);
+        DROP TABLE ambiguous_aliases;
+        COMMIT;
+    )sql");
 }
 
 void order_and_index(SqliteDb& db, const ImportOptions& options) {
@@ -288,6 +472,7 @@ void order_and_index(SqliteDb& db, const ImportOptions& options) {
         CREATE INDEX papers_sort_date ON papers (sort_date);
         COMMIT;
     )sql");
+    build_aliases(db);
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     db.exec(R"sql(
@@ -342,11 +527,21 @@ ImportSummary import_corpus(const ImportOptions& options) {
         attach.bind(1, staging_path);
         attach.step();
         create_schema(db);
-        reading = read_sources(options, db);
+        std::optional<import_detail::S2Join> s2;
+        if (std::any_of(options.sources.begin(), options.sources.end(),
+                        [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+            s2.emplace(db, options.sources);
+        reading = read_sources(options, db, s2 ? &*s2 : nullptr);
+        finish_reading(options, db, s2 ? &*s2 : nullptr, reading);
         order_and_index(db, options);
+        fill_stats(db, manifest);
+        if (s2) {
+            manifest.n_unembedded = s2->n_unembedded();
+            manifest.unembedded = s2->unembedded_first();
+            if (s2->has_vectors()) s2->write_vectors((work.path() / "vectors.npy").string(), manifest);
+        }
         db.exec("DETACH DATABASE staging");
         fs::remove(staging_path);
-        fill_stats(db, manifest);
         db.exec("PRAGMA journal_mode = DELETE");
     }
     kill_point("import:papers-written");
@@ -359,6 +554,8 @@ ImportSummary import_corpus(const ImportOptions& options) {
     manifest.sources = reading.sources;
     manifest.n_skipped = reading.skipped;
     manifest.n_duplicates = reading.duplicates;
+    manifest.n_revised = reading.revised;
+    manifest.n_deleted = reading.deleted;
     manifest.skipped = reading.skipped_first;
     manifest.papers_sha256 = sha256_file(db_path);
     manifest.papers_fingerprint = file_fingerprint(db_path);
@@ -383,7 +580,15 @@ ImportSummary import_corpus(const ImportOptions& options) {
         work.committed();
     }
     fsync_path(out.parent_path().string());
-    return ImportSummary{reading.accepted, reading.skipped, reading.duplicates, out.string()};
+    ImportSummary summary;
+    summary.n_papers = reading.accepted;
+    summary.n_unembedded = manifest.n_unembedded;
+    summary.n_revised = reading.revised;
+    summary.n_deleted = reading.deleted;
+    summary.n_skipped = reading.skipped;
+    summary.n_duplicates = reading.duplicates;
+    summary.out_dir = out.string();
+    return summary;
 }
 
 }  // namespace novelty

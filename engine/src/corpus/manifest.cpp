@@ -83,6 +83,9 @@ json to_json(const CorpusManifest& m) {
     j["skipped"] = {{"count", m.n_skipped}, {"first", json::array()}};
     for (const auto& s : m.skipped)
         j["skipped"]["first"].push_back({{"file", s.file}, {"line", s.line}, {"problem", s.problem}});
+    if (m.n_unembedded > 0) j["unembedded"] = {{"count", m.n_unembedded}, {"first", m.unembedded}};
+    if (m.n_revised > 0) j["revised"] = m.n_revised;
+    if (m.n_deleted > 0) j["deleted"] = m.n_deleted;
     return j;
 }
 
@@ -123,6 +126,12 @@ CorpusManifest from_json(const json& j) {
     for (const auto& s : j.at("skipped").at("first"))
         m.skipped.push_back({s.at("file").get<std::string>(), s.at("line").get<std::size_t>(),
                              s.at("problem").get<std::string>()});
+    if (j.contains("unembedded")) {
+        m.n_unembedded = j.at("unembedded").at("count").get<std::size_t>();
+        m.unembedded = j.at("unembedded").at("first").get<std::vector<std::string>>();
+    }
+    m.n_revised = j.value("revised", std::size_t{0});
+    m.n_deleted = j.value("deleted", std::size_t{0});
     return m;
 }
 
