@@ -84,6 +84,9 @@ int run_import(const ImportArgs& args) {
     if (summary.n_revised > 0) std::printf(" (%s)", count_of(summary.n_revised, "revised record").c_str());
     if (summary.n_deleted > 0) std::printf(" (%s)", count_of(summary.n_deleted, "deleted record").c_str());
     std::printf("\n");
+    if (summary.n_unmatched_abstracts > 0)
+        std::printf("passed over %s of papers not in the input\n",
+                    count_of(summary.n_unmatched_abstracts, "abstract").c_str());
     if (summary.n_unembedded > 0)
         std::printf("left out %s given without a vector: they are not rows, so no search sees them "
                     "('novelty corpus info' names them)\n",

@@ -521,6 +521,7 @@ ImportSummary import_corpus(const ImportOptions& options) {
 
     CorpusManifest manifest;
     Reading reading;
+    std::size_t unmatched_abstracts = 0;
     {
         SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
         SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
@@ -537,6 +538,7 @@ ImportSummary import_corpus(const ImportOptions& options) {
         fill_stats(db, manifest);
         if (s2) {
             manifest.n_unembedded = s2->n_unembedded();
+            unmatched_abstracts = s2->n_unmatched_abstracts();
             manifest.unembedded = s2->unembedded_first();
             if (s2->has_vectors()) s2->write_vectors((work.path() / "vectors.npy").string(), manifest);
         }
@@ -583,6 +585,7 @@ ImportSummary import_corpus(const ImportOptions& options) {
     ImportSummary summary;
     summary.n_papers = reading.accepted;
     summary.n_unembedded = manifest.n_unembedded;
+    summary.n_unmatched_abstracts = unmatched_abstracts;
     summary.n_revised = reading.revised;
     summary.n_deleted = reading.deleted;
     summary.n_skipped = reading.skipped;

@@ -63,6 +63,7 @@ struct ImportOptions {
 struct ImportSummary {
     std::size_t n_papers = 0;
     std::size_t n_unembedded = 0;  ///< s2: papers left out because no vector was given for them
+    std::size_t n_unmatched_abstracts = 0;  ///< s2: abstracts of papers not in the input, passed over
     std::size_t n_revised = 0;     ///< pubmed: records replaced by a later file's version
     std::size_t n_deleted = 0;     ///< pubmed: records removed by a DeleteCitation
     std::size_t n_skipped = 0;

@@ -93,7 +93,7 @@ void S2Join::check_unmatched(const char* table, const char* what, const SkipFn& 
         skip(file_index, InputError(sources_[file_index].path, static_cast<std::size_t>(unmatched.column_int(2)),
                                     std::string(what) + " for corpusid " + unmatched.column_text(0) +
                                         ", which no papers file lists (give the papers file that holds it, or skip "
-                                        "invalid records to leave it out)"));
+                                        "invalid records to leave such vectors out)"));
         dropped.push_back(unmatched.column_text(0));
     }
     auto remove = db_.prepare(std::string("DELETE FROM staging.") + table + " WHERE corpusid = ?");
@@ -106,7 +106,15 @@ void S2Join::check_unmatched(const char* table, const char* what, const SkipFn& 
 
 void S2Join::join(const SkipFn& skip) {
     db_.exec("BEGIN");
-    check_unmatched("s2_abstracts", "an abstract", skip);
+    // Abstracts shards are not split like papers shards: those of papers not imported are
+    // expected when a subset of the papers files is imported, and are only counted.
+    {
+        auto unmatched = db_.prepare(
+            "SELECT count(*) FROM staging.s2_abstracts t "
+            "WHERE NOT EXISTS (SELECT 1 FROM staging.staging s WHERE s.id = t.corpusid)");
+        unmatched.step();
+        n_unmatched_abstracts_ = static_cast<std::size_t>(unmatched.column_int(0));
+    }
     check_unmatched("s2_vectors", "a vector", skip);
     db_.exec(R"sql(
         UPDATE staging.staging SET abstract = a.abstract FROM staging.s2_abstracts a

@@ -26,14 +26,15 @@ public:
     /// the first vector's.
     bool stage(S2Kind kind, const nlohmann::json& record, std::size_t file_index, std::size_t line);
 
-    /// After every file is read: abstracts and vectors must name a staged paper; abstracts
-    /// fill their papers; every paper must then have a title or an abstract; when any vector
+    /// After every file is read: vectors must name a staged paper (abstracts of other papers
+    /// are counted and passed over); abstracts fill their papers; every paper must then have a title or an abstract; when any vector
     /// was given, papers without one leave the staging table for papers.unembedded (not rows).
     /// Problems go to `skip` with the file and line of the record at fault.
     void join(const SkipFn& skip);
 
     bool has_vectors() const { return dim_ > 0; }
     std::size_t n_unembedded() const { return n_unembedded_; }
+    std::size_t n_unmatched_abstracts() const { return n_unmatched_abstracts_; }
     const std::vector<std::string>& unembedded_first() const { return unembedded_first_; }
 
     /// After the papers table is ordered: writes `vectors_path` (.npy, float32, normalised) in
@@ -52,6 +53,7 @@ private:
     std::size_t dim_ = 0;
     std::string first_vector_at_;
     std::size_t n_unembedded_ = 0;
+    std::size_t n_unmatched_abstracts_ = 0;
     std::vector<std::string> unembedded_first_;
 };
 
