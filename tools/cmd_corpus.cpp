@@ -1,4 +1,4 @@
-// novelty corpus import | add-vectors | info
+// novelty corpus import | add-vectors | info (corpus add: cmd_corpus_add.cpp)
 #include "cli_common.hpp"
 
 #include "novelty/util/checksum.hpp"
@@ -259,6 +259,8 @@ int run_info(const InfoArgs& args) {
 
 }  // namespace
 
+void add_corpus_add_command(CLI::App& corpus, int& exit_code);  // cmd_corpus_add.cpp
+
 CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     CLI::App* corpus = app.add_subcommand("corpus", "Build and inspect corpus directories (papers, vectors, caches)");
     corpus->require_subcommand(1);
@@ -323,6 +325,7 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
                    "Recompute the checksums of papers.sqlite and vectors.npy and compare with the manifest "
                    "(exit code 4 on a mismatch)");
     info->callback([info_args, &exit_code] { exit_code = run_guarded([&] { return run_info(*info_args); }); });
+    add_corpus_add_command(*corpus, exit_code);
     return *corpus;
 }
 

@@ -12,6 +12,7 @@
 #include "novelty/corpus/import.hpp"
 #include "corpus/sqlite_db.hpp"
 #include "corpus/import/s2_join.hpp"
+#include "corpus/import/import_build.hpp"
 
 #include <sqlite3.h>
 #include <tuple>
@@ -220,7 +221,9 @@ public:
         } catch (const SqliteConstraint&) {
             insert_.reset();
             const auto [first, identical, first_file] = earlier_copy(paper);
-            if (revisions && first_file < file_index) {
+            // A record of the base corpus (corpus add) is replaced by any different later one.
+            const bool from_base = first_file < 0;
+            if (!identical && (from_base || (revisions && first_file < static_cast<std::int64_t>(file_index)))) {
                 erase(paper.id);  // a later file's version replaces the earlier one
                 ++reading_.revised;
                 --reading_.accepted;
@@ -262,15 +265,17 @@ private:
     }
 
     /// Where the staged record with `paper`'s id came from ("FILE:LINE"), whether it is an
-    /// identical copy of `paper`, and its file's index.
-    std::tuple<std::string, bool, std::size_t> earlier_copy(const Paper& paper) {
+    /// identical copy of `paper`, and its file's index (-1: the base corpus).
+    std::tuple<std::string, bool, std::int64_t> earlier_copy(const Paper& paper) {
         where_.bind(1, paper.id);
         std::string first = "earlier";
         bool identical = false;
-        std::size_t first_file = 0;
+        std::int64_t first_file = 0;
         if (where_.step()) {
-            first_file = static_cast<std::size_t>(where_.column_int(0));
-            first = options_.sources[first_file].path + ":" + std::to_string(where_.column_int(1));
+            first_file = where_.column_int(0);
+            first = first_file < 0 ? std::string("the corpus")
+                                   : options_.sources[static_cast<std::size_t>(first_file)].path + ":" +
+                                         std::to_string(where_.column_int(1));
             identical = where_.column_text(2) == paper.title && where_.column_text(3) == paper.abstract &&
                         where_.column_text(4) == paper.date && where_.column_text(5) == paper.field &&
                         where_.column_text(6) == paper.venue &&
@@ -374,8 +379,34 @@ void read_pubmed_file(FileReading& r, const ImportSource& source) {
     r.info.sha256 = import_detail::read_pubmed(source.path, sink);
 }
 
-Reading read_sources(const ImportOptions& options, SqliteDb& db, import_detail::S2Join* s2) {
+// The base corpus's papers as staged records of file -1 whose line is their old row.
+void stage_base(SqliteDb& db, const std::string& base_dir, Reading& reading) {
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS base");
+    attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
+    attach.step();
+    bool base_has_aliases = false;
+    {
+        auto q = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type = 'table' AND name = 'aliases'");
+        q.step();
+        base_has_aliases = q.column_int(0) > 0;
+    }
+    const std::string aliases = base_has_aliases
+                                    ? "coalesce((SELECT group_concat(alias, char(10)) || char(10) FROM base.aliases a "
+                                      "WHERE a.row = p.row), '')"
+                                    : "''";
+    db.exec("INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
+            "src_file, src_line, input_row, aliases) SELECT id, title, abstract, date, sort_date, year, field, venue, "
+            "citations, extra, -1, row, row_number() OVER (ORDER BY input_row) - 1, " + aliases + " FROM base.papers p");
+    auto count = db.prepare("SELECT count(*) FROM staging.staging");
+    count.step();
+    reading.next_input_row = static_cast<std::size_t>(count.column_int(0));
+    reading.accepted = reading.next_input_row;
+    db.exec("DETACH DATABASE base");
+}
+
+Reading read_sources(const ImportOptions& options, SqliteDb& db, import_detail::S2Join* s2, const std::string& base_dir) {
     Reading reading;
+    if (!base_dir.empty()) stage_base(db, base_dir, reading);
     Stager stager(db, options, reading);
     ImportProgress progress;
     progress.n_files = options.sources.size();
@@ -509,67 +540,63 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
 
 }  // namespace
 
-ImportSummary import_corpus(const ImportOptions& options) {
-    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
-    const fs::path out = corpus_dir_path(options.out_dir);
-    recover_interrupted_import(out);
-    check_options(options, out);
-    fs::create_directories(out.parent_path());
-    WorkDir work(out);
-    const std::string db_path = (work.path() / "papers.sqlite").string();
-    const std::string staging_path = (work.path() / "staging.sqlite").string();
+namespace {
 
+// Per new row: its row in the base corpus (staged as file -1, line = old row), or -1.
+std::vector<std::int64_t> old_rows_of_new(SqliteDb& db) {
+    std::vector<std::int64_t> out;
+    auto q = db.prepare("SELECT s.src_file, s.src_line FROM papers p JOIN staging.staging s ON s.id = p.id ORDER BY p.row");
+    while (q.step()) out.push_back(q.column_int(0) < 0 ? q.column_int(1) : -1);
+    return out;
+}
+
+struct Built {
     CorpusManifest manifest;
     Reading reading;
     std::size_t unmatched_abstracts = 0;
-    {
-        SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
-        SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
-        attach.bind(1, staging_path);
-        attach.step();
-        create_schema(db);
-        std::optional<import_detail::S2Join> s2;
-        if (std::any_of(options.sources.begin(), options.sources.end(),
-                        [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
-            s2.emplace(db, options.sources);
-        reading = read_sources(options, db, s2 ? &*s2 : nullptr);
-        finish_reading(options, db, s2 ? &*s2 : nullptr, reading);
-        order_and_index(db, options);
-        fill_stats(db, manifest);
-        if (s2) {
-            manifest.n_unembedded = s2->n_unembedded();
-            unmatched_abstracts = s2->n_unmatched_abstracts();
-            manifest.unembedded = s2->unembedded_first();
-            if (s2->has_vectors()) s2->write_vectors((work.path() / "vectors.npy").string(), manifest);
-        }
-        db.exec("DETACH DATABASE staging");
-        fs::remove(staging_path);
-        db.exec("PRAGMA journal_mode = DELETE");
+};
+
+// Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
+// `finish` writes when there is a base).
+void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
+                  const std::function<void(import_detail::BuiltCorpus&)>& finish, Built& built) {
+    const std::string db_path = (work / "papers.sqlite").string();
+    const std::string staging_path = (work / "staging.sqlite").string();
+    SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+    attach.bind(1, staging_path);
+    attach.step();
+    create_schema(db);
+    std::optional<import_detail::S2Join> s2;
+    if (std::any_of(options.sources.begin(), options.sources.end(),
+                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+        s2.emplace(db, options.sources);
+    built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
+    finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
+    order_and_index(db, options);
+    fill_stats(db, built.manifest);
+    if (s2) {
+        built.manifest.n_unembedded = s2->n_unembedded();
+        built.unmatched_abstracts = s2->n_unmatched_abstracts();
+        built.manifest.unembedded = s2->unembedded_first();
     }
-    kill_point("import:papers-written");
-    ImportProgress finishing;
-    finishing.stage = "finishing";
-    finishing.records = reading.accepted;
-    if (options.on_progress) options.on_progress(finishing);
+    if (finish) {
+        import_detail::BuiltCorpus state{db, work.string(), built.manifest, old_rows_of_new(db), s2 ? &*s2 : nullptr};
+        finish(state);
+    } else if (s2 && s2->has_vectors()) {
+        s2->write_vectors((work / "vectors.npy").string(), built.manifest);
+    }
+    db.exec("DETACH DATABASE staging");
+    fs::remove(staging_path);
+    db.exec("PRAGMA journal_mode = DELETE");
+}
 
-    fsync_path(db_path);
-    manifest.sources = reading.sources;
-    manifest.n_skipped = reading.skipped;
-    manifest.n_duplicates = reading.duplicates;
-    manifest.n_revised = reading.revised;
-    manifest.n_deleted = reading.deleted;
-    manifest.skipped = reading.skipped_first;
-    manifest.papers_sha256 = sha256_file(db_path);
-    manifest.papers_fingerprint = file_fingerprint(db_path);
-    manifest.created = utc_now_iso8601();
-    manifest.input_order_recorded = true;
-    write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
-    fsync_path(work.path().string());
-
+// Renames the finished work directory to `out`, replacing a corpus there. A kill between these
+// steps is repaired by recover_interrupted_import() on the next open or import: the new corpus
+// completed, or the old one restored.
+void commit_work(WorkDir& work, const fs::path& out) {
     kill_point("import:built");
     if (fs::exists(out)) {
-        // A kill between these steps is repaired by recover_interrupted_import() on the next
-        // open or import: the new corpus completed, or the old one restored.
         const fs::path old = out.parent_path() / (out.filename().string() + ".replaced-" + std::to_string(::getpid()));
         fs::rename(out, old);
         kill_point("import:between-renames");
@@ -582,10 +609,50 @@ ImportSummary import_corpus(const ImportOptions& options) {
         work.committed();
     }
     fsync_path(out.parent_path().string());
+}
+
+}  // namespace
+
+namespace import_detail {
+
+ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
+                          const std::function<void(BuiltCorpus&)>& finish) {
+    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
+    const fs::path out = corpus_dir_path(options.out_dir);
+    recover_interrupted_import(out);
+    check_options(options, out);
+    fs::create_directories(out.parent_path());
+    WorkDir work(out);
+    Built built;
+    build_papers(options, base_dir, work.path(), finish, built);
+    kill_point("import:papers-written");
+    ImportProgress finishing;
+    finishing.stage = "finishing";
+    finishing.records = built.reading.accepted;
+    if (options.on_progress) options.on_progress(finishing);
+
+    const std::string db_path = (work.path() / "papers.sqlite").string();
+    fsync_path(db_path);
+    CorpusManifest& manifest = built.manifest;
+    const Reading& reading = built.reading;
+    manifest.sources.insert(manifest.sources.end(), reading.sources.begin(), reading.sources.end());
+    manifest.n_skipped += reading.skipped;
+    manifest.n_duplicates += reading.duplicates;
+    manifest.n_revised += reading.revised;
+    manifest.n_deleted += reading.deleted;
+    manifest.skipped.insert(manifest.skipped.end(), reading.skipped_first.begin(), reading.skipped_first.end());
+    manifest.papers_sha256 = sha256_file(db_path);
+    manifest.papers_fingerprint = file_fingerprint(db_path);
+    manifest.created = utc_now_iso8601();
+    manifest.input_order_recorded = true;
+    write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
+    fsync_path(work.path().string());
+    commit_work(work, out);
+
     ImportSummary summary;
     summary.n_papers = reading.accepted;
     summary.n_unembedded = manifest.n_unembedded;
-    summary.n_unmatched_abstracts = unmatched_abstracts;
+    summary.n_unmatched_abstracts = built.unmatched_abstracts;
     summary.n_revised = reading.revised;
     summary.n_deleted = reading.deleted;
     summary.n_skipped = reading.skipped;
@@ -593,5 +660,9 @@ ImportSummary import_corpus(const ImportOptions& options) {
     summary.out_dir = out.string();
     return summary;
 }
+
+}  // namespace import_detail
+
+ImportSummary import_corpus(const ImportOptions& options) { return import_detail::import_onto(options, "", {}); }
 
 }  // namespace novelty

@@ -86,6 +86,13 @@ json to_json(const CorpusManifest& m) {
     if (m.n_unembedded > 0) j["unembedded"] = {{"count", m.n_unembedded}, {"first", m.unembedded}};
     if (m.n_revised > 0) j["revised"] = m.n_revised;
     if (m.n_deleted > 0) j["deleted"] = m.n_deleted;
+    if (!m.updates.empty()) {
+        j["updates"] = json::array();
+        for (const auto& u : m.updates)
+            j["updates"].push_back({{"at", u.at}, {"added", u.added}, {"removed", u.removed},
+                                    {"first_renumbered_row", u.first_renumbered_row < 0 ? json(nullptr) : json(u.first_renumbered_row)},
+                                    {"caches_updated", u.caches_updated}});
+    }
     return j;
 }
 
@@ -132,6 +139,12 @@ CorpusManifest from_json(const json& j) {
     }
     m.n_revised = j.value("revised", std::size_t{0});
     m.n_deleted = j.value("deleted", std::size_t{0});
+    if (j.contains("updates"))
+        for (const auto& u : j.at("updates"))
+            m.updates.push_back({u.at("at").get<std::string>(), u.at("added").get<std::size_t>(),
+                                 u.at("removed").get<std::size_t>(),
+                                 u.at("first_renumbered_row").is_null() ? -1 : u.at("first_renumbered_row").get<std::int64_t>(),
+                                 u.at("caches_updated").get<std::size_t>()});
     return m;
 }
 

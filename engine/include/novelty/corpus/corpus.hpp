@@ -8,6 +8,7 @@
 #include "novelty/corpus/paper.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,6 +47,16 @@ struct NameCount {
     std::size_t count = 0;
 };
 
+/// What one `corpus add` changed.
+struct CorpusUpdate {
+    std::string at;          ///< UTC time, ISO 8601
+    std::size_t added = 0;   ///< new rows
+    std::size_t removed = 0; ///< old rows deleted or replaced
+    /// Rows from here on were renumbered (their papers moved); -1 when none moved.
+    std::int64_t first_renumbered_row = -1;
+    std::size_t caches_updated = 0;
+};
+
 /// Everything manifest.json records.
 struct CorpusManifest {
     int format_version = corpus_format_version;
@@ -80,6 +91,8 @@ struct CorpusManifest {
     std::vector<std::string> unembedded;  ///< the first 100 of their ids
     std::size_t n_revised = 0;   ///< records replaced by a later file's version (pubmed)
     std::size_t n_deleted = 0;   ///< records removed by a later file's deletion (pubmed)
+    /// One entry per `corpus add`, oldest first.
+    std::vector<CorpusUpdate> updates;
 };
 
 /// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid. A DIR left missing

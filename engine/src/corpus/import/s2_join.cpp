@@ -142,7 +142,7 @@ void S2Join::join(const SkipFn& skip) {
         db_.exec(R"sql(
             INSERT INTO unembedded (id, title, date)
             SELECT id, title, date FROM staging.staging s
-            WHERE NOT EXISTS (SELECT 1 FROM staging.s2_vectors v WHERE v.corpusid = s.id) ORDER BY id;
+            WHERE s.src_file >= 0 AND NOT EXISTS (SELECT 1 FROM staging.s2_vectors v WHERE v.corpusid = s.id) ORDER BY id;
             DELETE FROM staging.staging WHERE id IN (SELECT id FROM unembedded);)sql");
         auto count = db_.prepare("SELECT count(*) FROM unembedded");
         count.step();
@@ -183,6 +183,20 @@ void S2Join::write_vectors(const std::string& vectors_path, CorpusManifest& mani
     manifest.embedder = EmbedderInfo{model_, dim_, ""};
     manifest.vectors_sha256 = sha256_file(vectors_path);
     manifest.vectors_fingerprint = file_fingerprint(vectors_path);
+}
+
+bool S2Join::vector_of(const std::string& corpusid, std::vector<float>& out) {
+    if (!vector_by_id_) vector_by_id_.emplace(db_.prepare("SELECT vector FROM staging.s2_vectors WHERE corpusid = ?"));
+    SqliteStatement& q = *vector_by_id_;
+    q.reset();
+    q.bind(1, corpusid);
+    if (!q.step()) return false;
+    std::size_t n_bytes = 0;
+    const void* blob = q.column_blob(0, n_bytes);
+    out.resize(n_bytes / sizeof(float));
+    std::memcpy(out.data(), blob, n_bytes);
+    q.reset();
+    return true;
 }
 
 }  // namespace novelty::import_detail

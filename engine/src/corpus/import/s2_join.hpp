@@ -7,6 +7,7 @@
 #include "novelty/corpus/corpus.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ public:
     /// an InputError naming its file and line.
     void write_vectors(const std::string& vectors_path, CorpusManifest& manifest);
 
+    /// The staged vector of `corpusid` (not normalised) into `out`; false when none was given.
+    bool vector_of(const std::string& corpusid, std::vector<float>& out);
+    const std::string& model() const { return model_; }
+    std::size_t dim() const { return dim_; }
+
 private:
     void check_unmatched(const char* table, const char* what, const SkipFn& skip);
 
@@ -49,6 +55,7 @@ private:
     const std::vector<ImportSource>& sources_;
     SqliteStatement insert_abstract_, insert_vector_, earlier_abstract_, earlier_vector_;
     S2Vector vector_;
+    std::optional<SqliteStatement> vector_by_id_;
     std::string model_;
     std::size_t dim_ = 0;
     std::string first_vector_at_;
