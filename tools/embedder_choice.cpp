@@ -52,10 +52,9 @@ std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const Embedd
         if (from_corpus.model.empty() && hash != std::string::npos) from_corpus.model = name.substr(hash + 1);
     } else {
         throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + name +
-                         "', which novelty cannot run itself, so text queries are refused: give each query's vector "
-                         "(made by '" + name + "') with --vectors FILE.npy (row i = line i), or embed the text with "
-                         "--embedder URL --embed-model " + name + " (a server running that model) or --embedder DIR "
-                         "(that model's directory)");
+                         "'; give --embedder with that model's directory (or --embedder URL --embed-model " + name +
+                         " for an embedding server running it) to embed text queries, or give each query's vector "
+                         "made by that model with --vectors FILE.npy (row i = line i)");
     }
     return embedder_for_corpus(corpus, from_corpus);
 }

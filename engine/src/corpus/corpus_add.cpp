@@ -124,10 +124,15 @@ void update_caches(AddState& st, import_detail::BuiltCorpus& built) {
         const std::string file = entry.path().filename().string();
         std::smatch m;
         SelfJoin old;
-        const bool usable = std::regex_match(file, m, name) && std::stoull(m[3]) == st.base.size() &&
-                            read_self_join(entry.path().string(), st.base.manifest().vectors_sha256, st.base.size(),
-                                           std::stoull(m[1]), std::stoull(m[2]), old) &&
-                            old.computed_by == "cpu";
+        bool usable = false;
+        try {  // a damaged cache is dropped like any other that cannot be carried over
+            usable = std::regex_match(file, m, name) && std::stoull(m[3]) == st.base.size() &&
+                     read_self_join(entry.path().string(), st.base.manifest().vectors_sha256, st.base.size(),
+                                    std::stoull(m[1]), std::stoull(m[2]), old) &&
+                     old.computed_by == "cpu";
+        } catch (const CorpusError&) {
+            usable = false;
+        }
         if (!usable) {
             st.summary.caches_dropped.push_back(file);
             continue;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 using namespace novelty;
@@ -134,4 +135,32 @@ TEST(CorpusAdd, PubmedUpdatesDeleteFromTheCorpusAndMissingOnesAreNamed) {
         EXPECT_NE(std::string(e.what()).find("DeleteCitation names PMID '102'"), std::string::npos) << e.what();
         EXPECT_EQ(e.line(), 54u) << e.what();
     }
+}
+
+TEST(CorpusAdd, PrefixAndDamagedCachesAreDroppedNotCarriedOver) {
+    TempDir tmp;
+    write_s2(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 60, 1);
+    import_s2({tmp.file("p0.jsonl"), tmp.file("e0.jsonl")}, tmp.file("c"));
+    {
+        const Corpus corpus = Corpus::open(tmp.file("c"));
+        auto idx = make_cpu_backend()->build(VectorView::of(corpus.vectors()));
+        cached_self_join(corpus, *idx, 60, 5, 7);  // the whole corpus
+        cached_self_join(corpus, *idx, 30, 5, 7);  // a row prefix (a --cutoff)
+        cached_self_join(corpus, *idx, 60, 3, 4);  // the whole corpus, damaged below
+        const std::string damaged = self_join_cache_path(corpus, 60, 3, 4);
+        std::string bytes = test::read_file(damaged);
+        bytes[bytes.size() / 2] ^= 1;
+        test::write_file(damaged, bytes);
+    }
+    write_s2(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 60, 3, 2);
+    AddPapersOptions options;
+    for (const char* f : {"p1.jsonl", "e1.jsonl"}) options.sources.push_back({tmp.file(f), ImportFormat::s2, ""});
+    const AddPapersSummary s = add_papers(tmp.file("c"), options);
+    EXPECT_EQ(s.caches_updated, std::vector<std::string>{"selfjoin-q5-k7-rows63.bin"});
+    std::vector<std::string> dropped = s.caches_dropped;
+    std::sort(dropped.begin(), dropped.end());
+    EXPECT_EQ(dropped, (std::vector<std::string>{"selfjoin-q3-k4-rows60.bin", "selfjoin-q5-k7-rows30.bin"}));
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.file("c/cache"))) files.push_back(e.path().filename());
+    EXPECT_EQ(files, std::vector<std::string>{"selfjoin-q5-k7-rows63.bin"});
 }
