@@ -42,6 +42,7 @@ struct AddPapersSummary {
     std::vector<std::string> caches_dropped;  ///< cache files removed (prefix caches, other backends)
     std::size_t rows_searched = 0;            ///< rows searched in full for the updated caches
     std::size_t rows_entered = 0;             ///< old rows a new paper entered the stored neighbours of
+    double cache_seconds = 0;                 ///< wall time spent updating the caches
 };
 
 /// Adds the papers of `options.sources` to the corpus in `dir`. Rows stay in date order (rows

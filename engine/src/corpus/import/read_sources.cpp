@@ -249,13 +249,15 @@ void stage_base(SqliteDb& db, const std::string& base_dir, Reading& reading) {
         q.step();
         base_has_aliases = q.column_int(0) > 0;
     }
+    // One pass over the aliases, grouped by row (the table is keyed by alias, not by row).
     const std::string aliases = base_has_aliases
-                                    ? "coalesce((SELECT group_concat(alias, char(10)) || char(10) FROM base.aliases a "
-                                      "WHERE a.row = p.row), '')"
-                                    : "''";
+                                    ? "LEFT JOIN (SELECT row, group_concat(alias, char(10)) || char(10) AS list "
+                                      "FROM base.aliases GROUP BY row) a ON a.row = p.row"
+                                    : "LEFT JOIN (SELECT NULL AS row, NULL AS list) a ON 0";
     db.exec("INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
-            "src_file, src_line, input_row, aliases) SELECT id, title, abstract, date, sort_date, year, field, venue, "
-            "citations, extra, -1, row, row_number() OVER (ORDER BY input_row) - 1, " + aliases + " FROM base.papers p");
+            "src_file, src_line, input_row, aliases) SELECT p.id, p.title, p.abstract, p.date, p.sort_date, p.year, "
+            "p.field, p.venue, p.citations, p.extra, -1, p.row, row_number() OVER (ORDER BY p.input_row) - 1, "
+            "coalesce(a.list, '') FROM base.papers p " + aliases);
     auto count = db.prepare("SELECT count(*) FROM staging.staging");
     count.step();
     reading.next_input_row = static_cast<std::size_t>(count.column_int(0));
