@@ -5,6 +5,7 @@
 
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"
+#include "search/cpu/scan_at_least.hpp"
 #include "search/cpu/topk_heap.hpp"
 #include "search/search_rules.hpp"
 #include "util/parallel_for.hpp"
@@ -97,7 +98,8 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
     std::vector<std::mutex> query_locks(n_qblocks), corpus_locks(n_cblocks);
     openblas_set_num_threads(1);
     parallel_for_blocks(n_qblocks * n_cblocks, threads, [&](std::size_t p) {
-        thread_local std::vector<float> left, right, sims;
+        thread_local std::vector<float> left, right, sims, thresholds;
+        thread_local std::vector<std::uint32_t> above;
         const std::size_t qb = p % n_qblocks, cb = p / n_qblocks;
         const std::size_t q0 = qb * query_block, n_q = std::min(query_block, queries.size() - q0);
         const std::size_t c0 = cb * corpus_block, n_c = std::min(corpus_block, n_rows - c0);
@@ -107,25 +109,38 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_q), static_cast<int>(n_c),
                     static_cast<int>(vectors.dim), 1.0f, left.data(), static_cast<int>(vectors.dim), right.data(),
                     static_cast<int>(vectors.dim), 0.0f, sims.data(), static_cast<int>(n_c));
+        above.resize(n_c);
         {
             std::lock_guard<std::mutex> lock(query_locks[qb]);
             for (std::size_t i = 0; i < n_q; ++i) {
                 TopKCollector& c = collectors[q0 + i];
-                for (std::size_t j = 0; j < n_c; ++j)
-                    if (c0 + j != queries[q0 + i] && sims[i * n_c + j] >= c.threshold())
-                        c.push(sims[i * n_c + j], static_cast<std::int64_t>(c0 + j));
+                const std::size_t n_above = scan_at_least(sims.data() + i * n_c, n_c, c.threshold(), above.data());
+                for (std::size_t a = 0; a < n_above; ++a) {
+                    const std::size_t j = above[a];
+                    if (c0 + j != queries[q0 + i]) c.push(sims[i * n_c + j], static_cast<std::int64_t>(c0 + j));
+                }
             }
         }
+        // The same products seen from the corpus side: each new row offered to the clean kept
+        // rows, against one threshold per row (their k-th stored similarity; +inf for the rows
+        // searched in full), so that only the entries that may enter are looked at.
         std::lock_guard<std::mutex> lock(corpus_locks[cb]);
+        thresholds.resize(n_c);
+        for (std::size_t j = 0; j < n_c; ++j) {
+            const std::size_t row = c0 + j;
+            thresholds[j] = is_new[row] || dirty[row] ? std::numeric_limits<float>::infinity() : join.sims[row * k + k - 1];
+        }
         for (std::size_t i = 0; i < n_q; ++i) {
             const std::size_t query = queries[q0 + i];
             if (!is_new[query]) continue;
-            for (std::size_t j = 0; j < n_c; ++j) {
-                const std::size_t row = c0 + j;
-                if (is_new[row] || dirty[row] || sims[i * n_c + j] < join.sims[row * k + k - 1]) continue;
-                if (insert_sorted(&join.rows[row * k], &join.sims[row * k], k, sims[i * n_c + j],
-                                  static_cast<std::int64_t>(query)))
+            const float* row_sims = sims.data() + i * n_c;
+            const std::size_t n_above = scan_at_least_each(row_sims, thresholds.data(), n_c, above.data());
+            for (std::size_t a = 0; a < n_above; ++a) {
+                const std::size_t j = above[a], row = c0 + j;
+                if (insert_sorted(&join.rows[row * k], &join.sims[row * k], k, row_sims[j], static_cast<std::int64_t>(query))) {
                     entered[row] = 1;
+                    thresholds[j] = join.sims[row * k + k - 1];
+                }
             }
         }
     });
