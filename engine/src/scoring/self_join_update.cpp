@@ -100,7 +100,9 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
     parallel_for_blocks(n_qblocks * n_cblocks, threads, [&](std::size_t p) {
         thread_local std::vector<float> left, right, sims, thresholds;
         thread_local std::vector<std::uint32_t> above;
-        const std::size_t qb = p % n_qblocks, cb = p / n_qblocks;
+        // Diagonal order: block pairs taken at the same time differ in both blocks, so threads
+        // rarely wait on each other's query or corpus lock.
+        const std::size_t qb = p % n_qblocks, cb = (p / n_qblocks + qb) % n_cblocks;
         const std::size_t q0 = qb * query_block, n_q = std::min(query_block, queries.size() - q0);
         const std::size_t c0 = cb * corpus_block, n_c = std::min(corpus_block, n_rows - c0);
         rows_to_f32(vectors, queries, q0, n_q, left);
