@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Peak memory and wall time of `novelty corpus import` on the real corpora in ../shared/data,
-# measured with GNU time -v. Usage: bench/import_memory.sh [path/to/novelty]
+# and on generated Semantic Scholar-style shards (papers, abstracts and embeddings of
+# NOVELTY_BENCH_S2_PAPERS papers, default 1,000,000, vectors of NOVELTY_BENCH_S2_DIM, default 64,
+# dimensions; bench/gen_s2.py), measured with GNU time -v.
+# Usage: bench/import_memory.sh [path/to/novelty]   (NOVELTY_BENCH_ONLY=s2 runs the s2 row alone)
 # Prints one table row per corpus, in the format of docs/benchmarks.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,11 +13,14 @@ data="${NOVELTY_SHARED_DATA:-$here/../shared/data}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-run() {  # name format field file
-  local name="$1" format="$2" field="$3" file="$4"
+run() {  # name format field file...
+  local name="$1" format="$2" field="$3"
+  shift 3
+  local field_flag=()
+  [ -n "$field" ] && field_flag=(--field "$field")
   # --skip-invalid: the biomedical file lists one work twice with different synergy_set values,
   # which a strict import refuses (a repeated id with other content).
-  /usr/bin/time -v "$novelty" corpus import -q --skip-invalid --format "$format" --field "$field" --in "$file" \
+  /usr/bin/time -v "$novelty" corpus import -q --skip-invalid --format "$format" "${field_flag[@]}" --in "$@" \
       --out "$work/$name" >"$work/$name.out" 2>"$work/$name.time"
   local rss_kb wall papers sqlite_mb
   rss_kb=$(awk -F': ' '/Maximum resident set size/{print $2}' "$work/$name.time")
@@ -26,5 +32,11 @@ run() {  # name format field file
 
 echo "| corpus | papers | wall (m:ss) | peak RSS | papers.sqlite |"
 echo "|---|---|---|---|---|"
-run ml_papers_paperlists paperlists ml "$data/ml_papers_paperlists.jsonl.gz"
-run biomed_synergy_openalex openalex biomed "$data/biomed_synergy_openalex.jsonl.gz"
+if [ "${NOVELTY_BENCH_ONLY:-}" != s2 ]; then
+  run ml_papers_paperlists paperlists ml "$data/ml_papers_paperlists.jsonl.gz"
+  run biomed_synergy_openalex openalex biomed "$data/biomed_synergy_openalex.jsonl.gz"
+fi
+s2_papers="${NOVELTY_BENCH_S2_PAPERS:-1000000}"
+python3 "$here/bench/gen_s2.py" "$work/s2-input" "$s2_papers" --dim "${NOVELTY_BENCH_S2_DIM:-64}" --shards 8
+run "s2_generated_${s2_papers}" s2 "" "$work"/s2-input/*.jsonl.gz
+rm -rf "$work/s2-input"

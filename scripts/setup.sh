@@ -9,7 +9,7 @@ apt_packages=(
   build-essential cmake ninja-build pkg-config git time
   libopenblas-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev
   libcpp-httplib-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev libssl-dev libutf8proc-dev python3 python3-venv python3-pip python3-dev
+  zlib1g-dev libssl-dev libutf8proc-dev libpugixml-dev python3 python3-venv python3-pip python3-dev
   clang libclang-rt-14-dev ccache
   libopenmpi-dev openmpi-bin
 )

@@ -1,4 +1,4 @@
-// novelty corpus import | add-vectors | info
+// novelty corpus import | add-vectors | info (corpus add: cmd_corpus_add.cpp)
 #include "cli_common.hpp"
 
 #include "novelty/util/checksum.hpp"
@@ -81,7 +81,16 @@ int run_import(const ImportArgs& args) {
     if (summary.n_skipped > 0) std::printf(" (%s skipped)", count_of(summary.n_skipped, "invalid record").c_str());
     if (summary.n_duplicates > 0)
         std::printf(" (%s dropped)", count_of(summary.n_duplicates, "identical duplicate record").c_str());
+    if (summary.n_revised > 0) std::printf(" (%s)", count_of(summary.n_revised, "revised record").c_str());
+    if (summary.n_deleted > 0) std::printf(" (%s)", count_of(summary.n_deleted, "deleted record").c_str());
     std::printf("\n");
+    if (summary.n_unmatched_abstracts > 0)
+        std::printf("passed over %s of papers not in the input\n",
+                    count_of(summary.n_unmatched_abstracts, "abstract").c_str());
+    if (summary.n_unembedded > 0)
+        std::printf("left out %s given without a vector: they are not rows, so no search sees them "
+                    "('novelty corpus info' names them)\n",
+                    count_of(summary.n_unembedded, "paper").c_str());
     return exit_ok;
 }
 
@@ -209,6 +218,16 @@ int run_info(const InfoArgs& args) {
         std::printf("fields      %s\n", join_counts(m.fields, 10).c_str());
         std::printf("venues      %s distinct: %s\n", thousands(m.n_venues).c_str(), join_counts(m.venues, 8).c_str());
         std::printf("citations   known for %s papers\n", thousands(m.n_with_citations).c_str());
+        if (m.n_revised > 0 || m.n_deleted > 0)
+            std::printf("updates     %s, %s applied\n", count_of(m.n_revised, "revision").c_str(),
+                        count_of(m.n_deleted, "deletion").c_str());
+        if (m.n_unembedded > 0) {
+            std::string ids;
+            for (const auto& id : m.unembedded) ids += (ids.empty() ? "" : ", ") + id;
+            if (m.n_unembedded > m.unembedded.size()) ids += ", ...";
+            std::printf("unembedded  %s given without a vector, left out of the corpus (not rows, never searched): %s\n",
+                        count_of(m.n_unembedded, "paper").c_str(), ids.c_str());
+        }
         for (const auto& s : m.sources)
             std::printf("source      %s (%s%s, %s%s%s, sha256 %s)\n", s.path.c_str(), s.format.c_str(),
                         s.field.empty() ? "" : (", field " + s.field).c_str(), count_of(s.records, "record").c_str(),
@@ -240,6 +259,8 @@ int run_info(const InfoArgs& args) {
 
 }  // namespace
 
+void add_corpus_add_command(CLI::App& corpus, int& exit_code);  // cmd_corpus_add.cpp
+
 CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     CLI::App* corpus = app.add_subcommand("corpus", "Build and inspect corpus directories (papers, vectors, caches)");
     corpus->require_subcommand(1);
@@ -248,13 +269,16 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     CLI::App* import = corpus->add_subcommand(
         "import", "Import paper metadata into a new corpus directory (papers.sqlite with a full-text index, manifest.json). "
                   "Rows are ordered by publication date, undated papers last, ties by id.");
-    import->add_option("--in", import_args->inputs, "Input files (JSON Lines, plain or .gz); several allowed")
+    import->add_option("--in", import_args->inputs,
+                       "Input files (JSON Lines or, for pubmed, XML; plain or .gz); several allowed, read in order")
         ->required()->expected(1, -1);
     import->add_option("--format", import_args->formats,
                        "Input format: jsonl (generic: id, title, abstract|text, date|year, field, venue, citations), "
-                       "arxiv (metadata snapshot), openalex (works, abstract_inverted_index), paperlists; "
+                       "arxiv (metadata snapshot), openalex (works, abstract_inverted_index), paperlists, "
+                       "s2 (Semantic Scholar papers, abstracts and embeddings files, joined on corpusid), "
+                       "pubmed (baseline and update XML, applied in order); "
                        "one for all inputs or one per --in (default jsonl)")
-        ->expected(1, -1)->check(CLI::IsMember({"jsonl", "arxiv", "openalex", "paperlists"}));
+        ->expected(1, -1)->check(CLI::IsMember({"jsonl", "arxiv", "openalex", "paperlists", "s2", "pubmed"}));
     import->add_option("--field", import_args->fields,
                        "Research field given to every record of the inputs (one for all, or one per --in); "
                        "default: the field each record names, if any");
@@ -301,6 +325,7 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
                    "Recompute the checksums of papers.sqlite and vectors.npy and compare with the manifest "
                    "(exit code 4 on a mismatch)");
     info->callback([info_args, &exit_code] { exit_code = run_guarded([&] { return run_info(*info_args); }); });
+    add_corpus_add_command(*corpus, exit_code);
     return *corpus;
 }
 

@@ -32,7 +32,11 @@ std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const Embedd
     const auto& recorded = corpus.manifest().embedder;
     if (!flags.spec.empty()) {
         auto embedder = make_embedder(flags);
-        if (recorded && recorded->name != embedder->name())
+        // A corpus whose vectors came with the data (the s2 embeddings files) records only the
+        // model's name: an embedding server serving that model makes comparable vectors.
+        const bool same_model = recorded && (recorded->name == embedder->name() ||
+                                             (!is_url(recorded->name) && embedder->name().ends_with("#" + recorded->name)));
+        if (recorded && !same_model)
             throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + recorded->name +
                              "', but queries would be embedded with '" + embedder->name() +
                              "'; their vectors would not be comparable");
@@ -49,7 +53,9 @@ std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const Embedd
         if (from_corpus.model.empty() && hash != std::string::npos) from_corpus.model = name.substr(hash + 1);
     } else {
         throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + name +
-                         "'; give --embedder with that model's directory to embed text queries");
+                         "'; give --embedder with that model's directory (or --embedder URL --embed-model " + name +
+                         " for an embedding server running it) to embed text queries, or give each query's vector "
+                         "made by that model with --vectors FILE.npy (row i = line i)");
     }
     return embedder_for_corpus(corpus, from_corpus);
 }

@@ -300,3 +300,42 @@ TEST(KillTest, CorpusEmbedLeavesTheOldVectorsTheNewOnesOrARefusal) {
         }
     }
 }
+
+namespace {
+
+// 12 (or `n`) s2 papers from `first` with dates running backwards, and their vectors.
+void s2_files(const std::string& papers_path, const std::string& vectors_path, int first, int n) {
+    std::string p, e;
+    const auto v = novelty::test::random_unit_rows(static_cast<std::size_t>(n), 4, static_cast<std::uint32_t>(first + 1));
+    for (int i = 0; i < n; ++i) {
+        const int id = first + i;
+        p += "{\"corpusid\": " + std::to_string(id) + ", \"title\": \"Paper " + std::to_string(id) + "\", \"year\": " +
+             std::to_string(2020 - id % 13) + "}\n";
+        e += "{\"corpusid\": " + std::to_string(id) + ", \"model\": \"specter_v2\", \"vector\": \"[";
+        for (int d = 0; d < 4; ++d) e += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(i * 4 + d)]);
+        e += "]\"}\n";
+    }
+    novelty::test::write_file(papers_path, p);
+    novelty::test::write_file(vectors_path, e);
+}
+
+}  // namespace
+
+TEST(KillTest, CorpusAddLeavesTheOldCorpusOrTheNewOne) {
+    TempDir tmp;
+    s2_files(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 12);
+    s2_files(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 100, 4);
+    const std::string add = "corpus add -q {C} --format s2 --in " + shell_quote(tmp.file("p1.jsonl")) + " " +
+                            shell_quote(tmp.file("e1.jsonl"));
+    run_scenario(tmp, {"corpus-add",
+                       [&](const std::string& dir) {
+                           const auto r = run_cli("corpus import -q --format s2 --in " + shell_quote(tmp.file("p0.jsonl")) +
+                                                  " " + shell_quote(tmp.file("e0.jsonl")) + " --out " +
+                                                  shell_quote(dir + "/c"));
+                           ASSERT_EQ(r.exit_code, 0) << r.err;
+                           ASSERT_EQ(run_cli("index -q " + shell_quote(dir + "/c") + " --q 3 --extra 1").exit_code, 0);
+                       },
+                       add, add,
+                       {"add:vectors-written", "add:caches-written", "import:built", "import:between-renames",
+                        "import:before-removing-old"}});
+}

@@ -21,6 +21,8 @@ struct Corpus::Impl {
     std::optional<SqliteStatement> paper_by_row;
     std::optional<SqliteStatement> brief_by_row;
     std::optional<SqliteStatement> row_by_id;
+    std::optional<SqliteStatement> row_by_alias;
+    std::optional<bool> has_aliases;  ///< papers.sqlite has an aliases table (older corpora do not)
 };
 
 Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -174,8 +176,19 @@ std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
     SqliteStatement& q = *impl_->row_by_id;
     q.reset();
     q.bind(1, id);
-    if (!q.step()) return std::nullopt;
-    return static_cast<std::size_t>(q.column_int(0));
+    if (q.step()) return static_cast<std::size_t>(q.column_int(0));
+    if (!impl_->has_aliases) {
+        auto t = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'aliases'");
+        t.step();
+        impl_->has_aliases = t.column_int(0) > 0;
+    }
+    if (!*impl_->has_aliases) return std::nullopt;
+    if (!impl_->row_by_alias) impl_->row_by_alias.emplace(impl_->db->prepare("SELECT row FROM aliases WHERE alias = ?"));
+    SqliteStatement& a = *impl_->row_by_alias;
+    a.reset();
+    a.bind(1, normalize_alias(id));
+    if (!a.step()) return std::nullopt;
+    return static_cast<std::size_t>(a.column_int(0));
 }
 
 std::size_t Corpus::rows_through(const PartialDate& cutoff) const {

@@ -11,6 +11,12 @@
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/import.hpp"
 #include "corpus/sqlite_db.hpp"
+#include "corpus/import/s2_join.hpp"
+#include "corpus/import/import_build.hpp"
+#include "corpus/import/read_sources.hpp"
+
+#include <sqlite3.h>
+#include <tuple>
 
 #include <algorithm>
 #include <functional>
@@ -22,13 +28,18 @@
 namespace novelty {
 
 namespace fs = std::filesystem;
+using import_detail::Reading;
+using import_detail::finish_reading;
+using import_detail::read_sources;
 
 ImportFormat parse_import_format(const std::string& name) {
     if (name == "jsonl") return ImportFormat::jsonl;
     if (name == "arxiv") return ImportFormat::arxiv;
     if (name == "openalex") return ImportFormat::openalex;
     if (name == "paperlists") return ImportFormat::paperlists;
-    throw UsageError("unknown import format '" + name + "' (expected jsonl, arxiv, openalex or paperlists)");
+    if (name == "s2") return ImportFormat::s2;
+    if (name == "pubmed") return ImportFormat::pubmed;
+    throw UsageError("unknown import format '" + name + "' (expected jsonl, arxiv, openalex, paperlists, s2 or pubmed)");
 }
 
 const char* import_format_name(ImportFormat format) {
@@ -37,14 +48,14 @@ const char* import_format_name(ImportFormat format) {
         case ImportFormat::arxiv: return "arxiv";
         case ImportFormat::openalex: return "openalex";
         case ImportFormat::paperlists: return "paperlists";
+        case ImportFormat::s2: return "s2";
+        case ImportFormat::pubmed: return "pubmed";
     }
     return "?";
 }
 
 namespace {
 
-constexpr std::size_t progress_every = 2000;
-constexpr std::size_t max_listed_skips = 100;
 constexpr std::size_t max_listed_venues = 50;
 
 // The temporary build directory; removed unless committed.
@@ -130,7 +141,8 @@ void create_schema(SqliteDb& db) {
         CREATE TABLE staging.staging (
             id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, abstract TEXT NOT NULL, date TEXT,
             sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
-            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL) WITHOUT ROWID;
+            src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL,
+            aliases TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE papers (
             row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
             date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
@@ -138,140 +150,39 @@ void create_schema(SqliteDb& db) {
     )sql");
 }
 
-struct Reading {
-    std::vector<SourceInfo> sources;
-    std::size_t accepted = 0;
-    std::size_t skipped = 0;
-    std::size_t duplicates = 0;
-    std::vector<SkippedRecord> skipped_first;
-};
-
-/// Binds one staging row: the paper, where it was read, and its place among accepted records.
-void bind_paper(SqliteStatement& insert, const Paper& paper, std::size_t file_index, std::size_t line,
-                std::size_t input_row) {
-    insert.bind(1, paper.id);
-    insert.bind(2, paper.title);
-    insert.bind(3, paper.abstract);
-    if (paper.date.empty()) insert.bind_null(4); else insert.bind(4, paper.date);
-    if (paper.sort_date.empty()) insert.bind_null(5); else insert.bind(5, paper.sort_date);
-    if (paper.year) insert.bind(6, static_cast<std::int64_t>(*paper.year)); else insert.bind_null(6);
-    if (paper.field.empty()) insert.bind_null(7); else insert.bind(7, paper.field);
-    if (paper.venue.empty()) insert.bind_null(8); else insert.bind(8, paper.venue);
-    insert.bind(9, paper.citations);
-    insert.bind(10, paper.extra_json);
-    insert.bind(11, static_cast<std::int64_t>(file_index));
-    insert.bind(12, static_cast<std::int64_t>(line));
-    insert.bind(13, static_cast<std::int64_t>(input_row));
-}
-
-/// Where the staged record with `paper`'s id came from ("FILE:LINE", or "earlier"), and whether
-/// it is an identical copy of `paper`.
-std::pair<std::string, bool> earlier_copy(SqliteStatement& where, const Paper& paper, const ImportOptions& options) {
-    where.bind(1, paper.id);
-    std::string first = "earlier";
-    bool identical = false;
-    if (where.step()) {
-        first = options.sources[static_cast<std::size_t>(where.column_int(0))].path + ":" +
-                std::to_string(where.column_int(1));
-        identical = where.column_text(2) == paper.title && where.column_text(3) == paper.abstract &&
-                    where.column_text(4) == paper.date && where.column_text(5) == paper.field &&
-                    where.column_text(6) == paper.venue &&
-                    (where.column_is_null(7) ? !paper.citations
-                                             : paper.citations && *paper.citations == where.column_int(7)) &&
-                    where.column_text(8) == paper.extra_json;
-    }
-    where.reset();
-    return {first, identical};
-}
-
-/// The next record of `reader` into `record`, or false at the end of the file. A record that
-/// does not parse goes to `skip` (which throws unless invalid records are skipped); a file that
-/// cannot be read throws, since skipping cannot help.
-bool next_record(JsonlReader& reader, nlohmann::json& record, const std::function<void(const InputError&)>& skip) {
-    for (;;) {
-        try {
-            return reader.next(record);
-        } catch (const InputError& error) {
-            if (error.line() == 0 || error.problem().rfind("read error", 0) == 0 ||
-                error.problem().rfind("corrupt", 0) == 0 || error.problem().rfind("compressed", 0) == 0)
-                throw;
-            skip(error);
+// The aliases table (normalised alias -> row). An alias that names two papers (two records
+// with one DOI, say) names neither: a lookup must not pick one silently.
+void build_aliases(SqliteDb& db) {
+    db.exec(R"sql(
+        BEGIN;
+        CREATE TABLE aliases (alias TEXT NOT NULL PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TEMP TABLE ambiguous_aliases (alias TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID;
+    )sql");
+    auto papers = db.prepare(
+        "SELECT p.row, s.aliases FROM papers p JOIN staging.staging s ON s.id = p.id WHERE s.aliases != '' ORDER BY p.row");
+    auto insert = db.prepare("INSERT OR IGNORE INTO aliases (alias, row) VALUES (?, ?)");
+    auto ambiguous = db.prepare("INSERT OR IGNORE INTO ambiguous_aliases (alias) SELECT alias FROM aliases WHERE alias = ? AND row != ?");
+    while (papers.step()) {
+        const std::int64_t row = papers.column_int(0);
+        const std::string list = papers.column_text(1);
+        for (std::size_t start = 0, end; (end = list.find('\n', start)) != std::string::npos; start = end + 1) {
+            const std::string_view alias(list.data() + start, end - start);
+            insert.bind(1, alias);
+            insert.bind(2, row);
+            insert.step();
+            insert.reset();
+            ambiguous.bind(1, alias);
+            ambiguous.bind(2, row);
+            ambiguous.step();
+            ambiguous.reset();
         }
     }
-}
-
-Reading read_sources(const ImportOptions& options, SqliteDb& db) {
-    Reading reading;
-    auto insert = db.prepare(
-        "INSERT INTO staging.staging (id, title, abstract, date, sort_date, year, field, venue, citations, extra, "
-        "src_file, src_line, input_row) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    auto where = db.prepare(
-        "SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), coalesce(venue, ''), "
-        "citations, extra FROM staging.staging WHERE id = ?");
-    ImportProgress progress;
-    progress.n_files = options.sources.size();
-    progress.stage = "reading";
-    db.exec("BEGIN");
-    for (std::size_t file_index = 0; file_index < options.sources.size(); ++file_index) {
-        const ImportSource& source = options.sources[file_index];
-        // Read once (pipes and FIFOs cannot be read twice): the checksum is taken on the way.
-        SourceInfo info{source.path, import_format_name(source.format), source.field, std::string(), 0, 0, 0};
-        JsonlReader reader(source.path);
-        progress.file_index = file_index;
-        progress.file_bytes = reader.lines().file_size();
-        nlohmann::json record;
-        auto skip_or_throw = [&](const InputError& error) {
-            if (!options.skip_invalid) throw error;
-            SkippedRecord skip{error.file(), error.line(), error.problem()};
-            ++info.skipped;
-            ++reading.skipped;
-            if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
-            if (options.on_skip) options.on_skip(skip);
-        };
-        while (next_record(reader, record, skip_or_throw)) {
-            const std::size_t line = reader.line_number();
-            try {
-                Paper paper = import_detail::paper_from_record(source.format, record, source.path, line, source.field);
-                bind_paper(insert, paper, file_index, line, reading.accepted);
-                try {
-                    insert.step();
-                } catch (const SqliteConstraint&) {
-                    insert.reset();
-                    const auto [first, identical] = earlier_copy(where, paper, options);
-                    if (!identical)
-                        throw InputError(source.path, line, "duplicate id " + quote_value(paper.id) + " (first seen at " + first + ")");
-                    // The same record twice: keeping one loses nothing.
-                    ++info.duplicates;
-                    ++reading.duplicates;
-                    if (options.on_duplicate)
-                        options.on_duplicate(SkippedRecord{source.path, line,
-                                                           "identical copy of the record at " + first + " dropped"});
-                    continue;
-                }
-                insert.reset();
-                ++info.records;
-                ++reading.accepted;
-            } catch (const InputError& error) {
-                skip_or_throw(error);
-            }
-            if (options.on_progress && (info.records + info.skipped) % progress_every == 0) {
-                progress.records = reading.accepted;
-                progress.bytes_read = reader.lines().bytes_read();
-                options.on_progress(progress);
-            }
-        }
-        info.sha256 = reader.sha256();
-        if (info.records == 0 && info.skipped == 0 && info.duplicates == 0) throw InputError(source.path, 0, "the file holds no records");
-        reading.sources.push_back(info);
-        progress.records = reading.accepted;
-        progress.bytes_read = progress.file_bytes;
-        if (options.on_progress) options.on_progress(progress);
-    }
-    db.exec("COMMIT");
-    if (reading.accepted == 0)
-        throw InputError(options.sources.size() == 1 ? options.sources[0].path : "the input files", 0,
-                         "no valid records: every record was skipped, and a corpus cannot be empty");
-    return reading;
+    db.exec(R"sql(
+        DELETE FROM aliases WHERE alias IN (SELECT alias FROM ambiguous_aliases);
+        DELETE FROM aliases WHERE alias IN (SELECT id FROM papers);
+        DROP TABLE ambiguous_aliases;
+        COMMIT;
+    )sql");
 }
 
 void order_and_index(SqliteDb& db, const ImportOptions& options) {
@@ -288,6 +199,7 @@ void order_and_index(SqliteDb& db, const ImportOptions& options) {
         CREATE INDEX papers_sort_date ON papers (sort_date);
         COMMIT;
     )sql");
+    build_aliases(db);
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     db.exec(R"sql(
@@ -324,53 +236,63 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
 
 }  // namespace
 
-ImportSummary import_corpus(const ImportOptions& options) {
-    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
-    const fs::path out = corpus_dir_path(options.out_dir);
-    recover_interrupted_import(out);
-    check_options(options, out);
-    fs::create_directories(out.parent_path());
-    WorkDir work(out);
-    const std::string db_path = (work.path() / "papers.sqlite").string();
-    const std::string staging_path = (work.path() / "staging.sqlite").string();
+namespace {
 
+// Per new row: its row in the base corpus (staged as file -1, line = old row), or -1.
+std::vector<std::int64_t> old_rows_of_new(SqliteDb& db) {
+    std::vector<std::int64_t> out;
+    auto q = db.prepare("SELECT s.src_file, s.src_line FROM papers p JOIN staging.staging s ON s.id = p.id ORDER BY p.row");
+    while (q.step()) out.push_back(q.column_int(0) < 0 ? q.column_int(1) : -1);
+    return out;
+}
+
+struct Built {
     CorpusManifest manifest;
     Reading reading;
-    {
-        SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
-        SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
-        attach.bind(1, staging_path);
-        attach.step();
-        create_schema(db);
-        reading = read_sources(options, db);
-        order_and_index(db, options);
-        db.exec("DETACH DATABASE staging");
-        fs::remove(staging_path);
-        fill_stats(db, manifest);
-        db.exec("PRAGMA journal_mode = DELETE");
+    std::size_t unmatched_abstracts = 0;
+};
+
+// Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
+// `finish` writes when there is a base).
+void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
+                  const std::function<void(import_detail::BuiltCorpus&)>& finish, Built& built) {
+    const std::string db_path = (work / "papers.sqlite").string();
+    const std::string staging_path = (work / "staging.sqlite").string();
+    SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+    attach.bind(1, staging_path);
+    attach.step();
+    create_schema(db);
+    std::optional<import_detail::S2Join> s2;
+    if (std::any_of(options.sources.begin(), options.sources.end(),
+                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+        s2.emplace(db, options.sources);
+    built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
+    finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
+    order_and_index(db, options);
+    fill_stats(db, built.manifest);
+    if (s2) {
+        built.manifest.n_unembedded = s2->n_unembedded();
+        built.unmatched_abstracts = s2->n_unmatched_abstracts();
+        built.manifest.unembedded = s2->unembedded_first();
     }
-    kill_point("import:papers-written");
-    ImportProgress finishing;
-    finishing.stage = "finishing";
-    finishing.records = reading.accepted;
-    if (options.on_progress) options.on_progress(finishing);
+    if (finish) {
+        import_detail::BuiltCorpus state{db, work.string(), built.manifest, old_rows_of_new(db), s2 ? &*s2 : nullptr};
+        finish(state);
+    } else if (s2 && s2->has_vectors()) {
+        s2->write_vectors((work / "vectors.npy").string(), built.manifest);
+    }
+    db.exec("DETACH DATABASE staging");
+    fs::remove(staging_path);
+    db.exec("PRAGMA journal_mode = DELETE");
+}
 
-    fsync_path(db_path);
-    manifest.sources = reading.sources;
-    manifest.n_skipped = reading.skipped;
-    manifest.n_duplicates = reading.duplicates;
-    manifest.skipped = reading.skipped_first;
-    manifest.papers_sha256 = sha256_file(db_path);
-    manifest.papers_fingerprint = file_fingerprint(db_path);
-    manifest.created = utc_now_iso8601();
-    manifest.input_order_recorded = true;
-    write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
-    fsync_path(work.path().string());
-
+// Renames the finished work directory to `out`, replacing a corpus there. A kill between these
+// steps is repaired by recover_interrupted_import() on the next open or import: the new corpus
+// completed, or the old one restored.
+void commit_work(WorkDir& work, const fs::path& out) {
     kill_point("import:built");
     if (fs::exists(out)) {
-        // A kill between these steps is repaired by recover_interrupted_import() on the next
-        // open or import: the new corpus completed, or the old one restored.
         const fs::path old = out.parent_path() / (out.filename().string() + ".replaced-" + std::to_string(::getpid()));
         fs::rename(out, old);
         kill_point("import:between-renames");
@@ -383,7 +305,60 @@ ImportSummary import_corpus(const ImportOptions& options) {
         work.committed();
     }
     fsync_path(out.parent_path().string());
-    return ImportSummary{reading.accepted, reading.skipped, reading.duplicates, out.string()};
 }
+
+}  // namespace
+
+namespace import_detail {
+
+ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
+                          const std::function<void(BuiltCorpus&)>& finish) {
+    if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
+    const fs::path out = corpus_dir_path(options.out_dir);
+    recover_interrupted_import(out);
+    check_options(options, out);
+    fs::create_directories(out.parent_path());
+    WorkDir work(out);
+    Built built;
+    build_papers(options, base_dir, work.path(), finish, built);
+    kill_point("import:papers-written");
+    ImportProgress finishing;
+    finishing.stage = "finishing";
+    finishing.records = built.reading.accepted;
+    if (options.on_progress) options.on_progress(finishing);
+
+    const std::string db_path = (work.path() / "papers.sqlite").string();
+    fsync_path(db_path);
+    CorpusManifest& manifest = built.manifest;
+    const Reading& reading = built.reading;
+    manifest.sources.insert(manifest.sources.end(), reading.sources.begin(), reading.sources.end());
+    manifest.n_skipped += reading.skipped;
+    manifest.n_duplicates += reading.duplicates;
+    manifest.n_revised += reading.revised;
+    manifest.n_deleted += reading.deleted;
+    manifest.skipped.insert(manifest.skipped.end(), reading.skipped_first.begin(), reading.skipped_first.end());
+    manifest.papers_sha256 = sha256_file(db_path);
+    manifest.papers_fingerprint = file_fingerprint(db_path);
+    manifest.created = utc_now_iso8601();
+    manifest.input_order_recorded = true;
+    write_manifest(work.path().string(), manifest);  // the manifest is what makes a corpus complete
+    fsync_path(work.path().string());
+    commit_work(work, out);
+
+    ImportSummary summary;
+    summary.n_papers = reading.accepted;
+    summary.n_unembedded = manifest.n_unembedded;
+    summary.n_unmatched_abstracts = built.unmatched_abstracts;
+    summary.n_revised = reading.revised;
+    summary.n_deleted = reading.deleted;
+    summary.n_skipped = reading.skipped;
+    summary.n_duplicates = reading.duplicates;
+    summary.out_dir = out.string();
+    return summary;
+}
+
+}  // namespace import_detail
+
+ImportSummary import_corpus(const ImportOptions& options) { return import_detail::import_onto(options, "", {}); }
 
 }  // namespace novelty

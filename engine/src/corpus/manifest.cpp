@@ -84,6 +84,16 @@ json to_json(const CorpusManifest& m) {
     j["skipped"] = {{"count", m.n_skipped}, {"first", json::array()}};
     for (const auto& s : m.skipped)
         j["skipped"]["first"].push_back({{"file", s.file}, {"line", s.line}, {"problem", s.problem}});
+    if (m.n_unembedded > 0) j["unembedded"] = {{"count", m.n_unembedded}, {"first", m.unembedded}};
+    if (m.n_revised > 0) j["revised"] = m.n_revised;
+    if (m.n_deleted > 0) j["deleted"] = m.n_deleted;
+    if (!m.updates.empty()) {
+        j["updates"] = json::array();
+        for (const auto& u : m.updates)
+            j["updates"].push_back({{"at", u.at}, {"added", u.added}, {"removed", u.removed},
+                                    {"first_renumbered_row", u.first_renumbered_row < 0 ? json(nullptr) : json(u.first_renumbered_row)},
+                                    {"caches_updated", u.caches_updated}});
+    }
     return j;
 }
 
@@ -125,6 +135,18 @@ CorpusManifest from_json(const json& j) {
     for (const auto& s : j.at("skipped").at("first"))
         m.skipped.push_back({s.at("file").get<std::string>(), s.at("line").get<std::size_t>(),
                              s.at("problem").get<std::string>()});
+    if (j.contains("unembedded")) {
+        m.n_unembedded = j.at("unembedded").at("count").get<std::size_t>();
+        m.unembedded = j.at("unembedded").at("first").get<std::vector<std::string>>();
+    }
+    m.n_revised = j.value("revised", std::size_t{0});
+    m.n_deleted = j.value("deleted", std::size_t{0});
+    if (j.contains("updates"))
+        for (const auto& u : j.at("updates"))
+            m.updates.push_back({u.at("at").get<std::string>(), u.at("added").get<std::size_t>(),
+                                 u.at("removed").get<std::size_t>(),
+                                 u.at("first_renumbered_row").is_null() ? -1 : u.at("first_renumbered_row").get<std::int64_t>(),
+                                 u.at("caches_updated").get<std::size_t>()});
     return m;
 }
 

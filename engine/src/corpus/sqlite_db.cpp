@@ -90,4 +90,15 @@ std::string SqliteStatement::column_text(int column) const {
     return text ? std::string(text, static_cast<std::size_t>(n)) : std::string();
 }
 
+void SqliteStatement::bind_blob(int index, const void* data, std::size_t n_bytes) {
+    if (sqlite3_bind_blob64(stmt_, index, data, static_cast<sqlite3_uint64>(n_bytes), SQLITE_TRANSIENT) != SQLITE_OK)
+        db_->fail("bind");
+}
+
+const void* SqliteStatement::column_blob(int column, std::size_t& n_bytes) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    n_bytes = static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column));
+    return data;
+}
+
 }  // namespace novelty

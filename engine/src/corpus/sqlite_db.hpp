@@ -47,6 +47,8 @@ public:
     void bind(int index, std::int64_t value);
     void bind(int index, const std::optional<std::int64_t>& value);
     void bind_null(int index);
+    /// Binds n_bytes of raw data as a BLOB (copied).
+    void bind_blob(int index, const void* data, std::size_t n_bytes);
     /// Steps once: true when a row is available, false when done. Throws on error; a constraint
     /// violation throws SqliteConstraint so callers can report duplicates.
     bool step();
@@ -56,6 +58,8 @@ public:
     std::string column_text(int column) const;
     bool column_is_null(int column) const;
     double column_double(int column) const;
+    /// A BLOB column: its bytes (valid until the next step or reset) and their count.
+    const void* column_blob(int column, std::size_t& n_bytes) const;
 
 private:
     SqliteDb* db_;

@@ -48,6 +48,16 @@ struct NameCount {
     std::size_t count = 0;
 };
 
+/// What one `corpus add` changed.
+struct CorpusUpdate {
+    std::string at;          ///< UTC time, ISO 8601
+    std::size_t added = 0;   ///< new rows
+    std::size_t removed = 0; ///< old rows deleted or replaced
+    /// Rows from here on were renumbered (their papers moved); -1 when none moved.
+    std::int64_t first_renumbered_row = -1;
+    std::size_t caches_updated = 0;
+};
+
 /// Everything manifest.json records.
 struct CorpusManifest {
     int format_version = corpus_format_version;
@@ -76,6 +86,14 @@ struct CorpusManifest {
     std::size_t n_skipped = 0;
     std::size_t n_duplicates = 0;    ///< identical duplicate records dropped
     std::vector<SkippedRecord> skipped;  ///< the first 100 skipped records
+    /// Papers given without a vector (s2 imports with embeddings files): they are not rows, so
+    /// no search sees them; papers.sqlite keeps them in its `unembedded` table.
+    std::size_t n_unembedded = 0;
+    std::vector<std::string> unembedded;  ///< the first 100 of their ids
+    std::size_t n_revised = 0;   ///< records replaced by a later file's version (pubmed)
+    std::size_t n_deleted = 0;   ///< records removed by a later file's deletion (pubmed)
+    /// One entry per `corpus add`, oldest first.
+    std::vector<CorpusUpdate> updates;
 };
 
 /// Reads DIR/manifest.json; throws CorpusError when it is missing or invalid. A DIR left missing
@@ -92,6 +110,11 @@ struct PaperLabels {
     /// Index of `row` in `rows`; throws UsageError when it was not looked up.
     std::size_t index_of(std::int64_t row) const;
 };
+
+/// The form aliases are stored and looked up in: surrounding blanks removed, ASCII letters in
+/// lower case, and a leading "https://doi.org/", "http://dx.doi.org/" or "https://arxiv.org/abs/"
+/// turned into "doi:" / "arxiv:" (so a DOI URL finds the paper its DOI names).
+std::string normalize_alias(const std::string& name);
 
 /// An open, read-only corpus.
 class Corpus {
@@ -129,7 +152,9 @@ public:
     /// table in row order: a batch of results costs one step per distinct row, not a lookup
     /// per neighbour. Throws UsageError for a row >= size().
     PaperLabels labels(const std::vector<std::int64_t>& rows, bool with_titles = true) const;
-    /// Row of the paper with this id, if any.
+    /// Row of the paper with this id, if any; otherwise the row of the paper that has it as an
+    /// alias (a DOI, "doi:DOI", "arxiv:ID", "pmid:N", ...: Paper::aliases), compared after
+    /// normalize_alias.
     std::optional<std::size_t> find_row(const std::string& id) const;
     /// Number of rows published on or before `cutoff` (compared by effective date). Because rows
     /// are in date order with undated papers last, these are exactly rows [0, result).

@@ -9,11 +9,13 @@
 
 namespace novelty {
 
-/// Input formats: generic JSON Lines, the arXiv metadata snapshot, OpenAlex works, and the
-/// paperlists-style conference records.
-enum class ImportFormat { jsonl, arxiv, openalex, paperlists };
+/// Input formats: generic JSON Lines, the arXiv metadata snapshot, OpenAlex works, the
+/// paperlists-style conference records, the Semantic Scholar datasets (papers, abstracts and
+/// embeddings files, joined on corpusid) and PubMed baseline/update XML.
+enum class ImportFormat { jsonl, arxiv, openalex, paperlists, s2, pubmed };
 
-/// "jsonl" | "arxiv" | "openalex" | "paperlists" -> format; throws UsageError otherwise.
+/// "jsonl" | "arxiv" | "openalex" | "paperlists" | "s2" | "pubmed" -> format; throws UsageError
+/// otherwise.
 ImportFormat parse_import_format(const std::string& name);
 const char* import_format_name(ImportFormat format);
 
@@ -60,6 +62,10 @@ struct ImportOptions {
 
 struct ImportSummary {
     std::size_t n_papers = 0;
+    std::size_t n_unembedded = 0;  ///< s2: papers left out because no vector was given for them
+    std::size_t n_unmatched_abstracts = 0;  ///< s2: abstracts of papers not in the input, passed over
+    std::size_t n_revised = 0;     ///< pubmed: records replaced by a later file's version
+    std::size_t n_deleted = 0;     ///< pubmed: records removed by a DeleteCitation
     std::size_t n_skipped = 0;
     std::size_t n_duplicates = 0;  ///< identical copies dropped
     std::string out_dir;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace novelty {
 
@@ -20,6 +21,10 @@ struct Paper {
     std::string venue;            ///< "" if unknown
     std::optional<std::int64_t> citations;  ///< citation count, when known
     std::string extra_json = "{}";  ///< the record's other fields, as a JSON object
+    /// Other names of the paper that ideas and exclusions may use instead of its id (a DOI,
+    /// "doi:DOI", "arxiv:ID", "pmid:N", ...; docs/formats.md lists them per format). Stored in
+    /// papers.sqlite's aliases table and resolved by Corpus::find_row.
+    std::vector<std::string> aliases;
 };
 
 }  // namespace novelty

@@ -4,6 +4,7 @@
 #include "io/json/json_parse.hpp"
 #include "novelty/util/message_text.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty/corpus/corpus.hpp"
 
 #include <cmath>
 
@@ -108,7 +109,7 @@ std::string RecordFields::extra_json() const {
 }
 
 void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::optional<std::int64_t> year,
-                  RecordFields& fields, const std::string& field_override) {
+                  RecordFields& fields, const std::string& field_override, TextRule text_rule) {
     std::optional<PartialDate> effective = date;
     if (year) {
         auto from_year = date_from_year(*year);
@@ -122,7 +123,7 @@ void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::opt
         paper.sort_date = effective->effective();
         paper.year = effective->year;
     }
-    if (paper.title.empty() && paper.abstract.empty())
+    if (paper.title.empty() && paper.abstract.empty() && text_rule == TextRule::required)
         fields.fail("missing text: the record has neither a title nor an abstract");
     if (!field_override.empty()) {
         if (!paper.field.empty() && paper.field != field_override) fields.keep("field");
@@ -132,6 +133,34 @@ void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::opt
     paper.extra_json = fields.extra_json();
 }
 
+void add_aliases(Paper& paper, AliasKind kind, const std::string& value) {
+    std::string v = normalize_alias(value);
+    if (v.empty()) return;
+    auto add = [&](const std::string& alias) { paper.aliases.push_back(normalize_alias(alias)); };
+    switch (kind) {
+        case AliasKind::doi:
+            if (v.rfind("doi:", 0) == 0) v.erase(0, 4);
+            add(v);
+            add("doi:" + v);
+            break;
+        case AliasKind::arxiv:
+            if (v.rfind("arxiv:", 0) == 0) v.erase(0, 6);
+            add(v);
+            add("arxiv:" + v);
+            break;
+        case AliasKind::pmid:
+            add("pmid:" + v);
+            add("pubmed:" + v);
+            break;
+        case AliasKind::pmc:
+            if (v.rfind("pmc", 0) != 0) v = "pmc" + v;
+            add(v);
+            add("pmc:" + v);
+            break;
+        case AliasKind::corpusid: add("corpusid:" + v); break;
+    }
+}
+
 Paper paper_from_record(ImportFormat format, const nlohmann::json& record, const std::string& file,
                         std::size_t line, const std::string& field_override) {
     switch (format) {
@@ -139,6 +168,8 @@ Paper paper_from_record(ImportFormat format, const nlohmann::json& record, const
         case ImportFormat::arxiv: return paper_from_arxiv(record, file, line, field_override);
         case ImportFormat::openalex: return paper_from_openalex(record, file, line, field_override);
         case ImportFormat::paperlists: return paper_from_paperlists(record, file, line, field_override);
+        case ImportFormat::s2: return paper_from_s2(record, file, line, field_override);
+        case ImportFormat::pubmed: break;  // XML: read by read_pubmed, never as JSON records
     }
     throw Error("unknown import format");
 }

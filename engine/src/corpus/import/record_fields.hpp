@@ -5,15 +5,18 @@
 #include "novelty/util/dates.hpp"
 #include "novelty/corpus/import.hpp"
 #include "novelty/corpus/paper.hpp"
+#include "novelty/util/error.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace novelty::import_detail {
 
@@ -55,12 +58,41 @@ private:
     std::map<std::string, std::string> renamed_;
 };
 
-/// Completes a converted paper: date/year consistency, text present. A non-empty
+/// Whether finish_paper requires a title or an abstract now, or leaves that check to a later
+/// join (the s2 papers files, whose abstracts come in other files).
+enum class TextRule { required, may_come_later };
+
+/// Completes a converted paper: date/year consistency, text present (unless `text_rule` says it
+/// may come later). A non-empty
 /// `field_override` replaces the field the record gave (which then stays in extra_json under
 /// its own key).
 /// Throws through `fields` on problems.
 void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::optional<std::int64_t> year,
-                  RecordFields& fields, const std::string& field_override);
+                  RecordFields& fields, const std::string& field_override, TextRule text_rule = TextRule::required);
+
+/// The kinds of external id a paper may be named by. add_aliases adds the forms of `value`
+/// that find_row resolves (nothing when `value` is empty):
+///   doi: "DOI" and "doi:DOI" (a "https://doi.org/" prefix removed); arxiv: "ID" and "arxiv:ID";
+///   pmid: "pmid:N" and "pubmed:N"; pmc: "PMCN" and "pmc:PMCN"; corpusid: "corpusid:N".
+enum class AliasKind { doi, arxiv, pmid, pmc, corpusid };
+void add_aliases(Paper& paper, AliasKind kind, const std::string& value);
+
+/// Semantic Scholar dataset records (format_s2.cpp).
+enum class S2Kind { paper, abstract, vector };
+S2Kind s2_record_kind(const nlohmann::json& record);
+struct S2Abstract {
+    std::string corpusid;
+    std::string abstract;  ///< "" when null
+};
+struct S2Vector {
+    std::string corpusid;
+    std::string model;
+    std::vector<float> values;
+};
+S2Abstract s2_abstract(const nlohmann::json& record, const std::string& file, std::size_t line);
+/// Reads an embeddings line into `out` (reusing its storage); throws InputError for a missing
+/// model, a vector that is not a list of finite numbers, or an empty one.
+void s2_vector(const nlohmann::json& record, const std::string& file, std::size_t line, S2Vector& out);
 
 /// Converters, one per format.
 Paper paper_from_jsonl(const nlohmann::json& record, const std::string& file, std::size_t line,
@@ -71,6 +103,24 @@ Paper paper_from_openalex(const nlohmann::json& record, const std::string& file,
                           const std::string& field_override);
 Paper paper_from_paperlists(const nlohmann::json& record, const std::string& file, std::size_t line,
                             const std::string& field_override);
+/// A papers-file record; its title may be empty (its abstract comes from an abstracts file).
+Paper paper_from_s2(const nlohmann::json& record, const std::string& file, std::size_t line,
+                    const std::string& field_override);
+
+/// What read_pubmed reports, in file order: each article, each PMID of a DeleteCitation (with
+/// the line its element starts on), and each record it cannot read (malformed XML, no PMID,
+/// no text, a bad date), which `skip` throws or records. `progress` gets bytes read and the
+/// file size now and then.
+struct PubmedSink {
+    std::function<void(Paper&& paper, std::size_t line)> article;
+    std::function<void(const std::string& pmid, std::size_t line)> deletion;
+    std::function<void(const InputError& error)> skip;
+    std::function<void(std::uint64_t bytes_read, std::uint64_t file_bytes)> progress;
+};
+
+/// Reads a PubMed baseline or update file (XML, plain or gzip) and returns its SHA-256. Throws
+/// InputError for an unreadable file or a record left open at its end.
+std::string read_pubmed(const std::string& path, const PubmedSink& sink);
 
 /// Dispatches on format.
 Paper paper_from_record(ImportFormat format, const nlohmann::json& record, const std::string& file,

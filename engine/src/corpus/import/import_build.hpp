@@ -1,0 +1,34 @@
+// The import pipeline's hook for `corpus add` (corpus_add.cpp): the papers of an existing
+// corpus are staged first (as the records of "the corpus", before every file), later records
+// with their ids replace them and PubMed deletions remove them, and the caller writes vectors
+// and caches into the new corpus before it replaces the old one.
+#pragma once
+
+#include "corpus/import/s2_join.hpp"
+#include "corpus/sqlite_db.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/corpus/import.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace novelty::import_detail {
+
+/// What the new corpus looks like just before it is committed.
+struct BuiltCorpus {
+    SqliteDb& db;                              ///< the new papers.sqlite, staging attached
+    std::string dir;                           ///< the work directory (renamed into place next)
+    CorpusManifest& manifest;                  ///< papers and stats filled; vectors to be filled
+    std::vector<std::int64_t> old_row_of_new;  ///< per new row: its row in the base corpus, or -1
+    S2Join* s2;                                ///< the s2 vectors given, or null
+};
+
+/// import_corpus with a base: `base_dir` is an existing corpus whose papers are staged first
+/// and whose directory is replaced (atomically, as import --overwrite does) by the result;
+/// `finish` runs after the papers table is built and before the manifest is written.
+ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
+                          const std::function<void(BuiltCorpus&)>& finish);
+
+}  // namespace novelty::import_detail

@@ -1,0 +1,202 @@
+#include "corpus/import/s2_join.hpp"
+
+#include "novelty/corpus/vectors.hpp"
+#include "novelty/io/npy.hpp"
+#include "novelty/util/checksum.hpp"
+#include "novelty/util/message_text.hpp"
+
+#include <cstring>
+
+namespace novelty::import_detail {
+
+namespace {
+
+constexpr std::size_t max_listed_unembedded = 100;
+
+}  // namespace
+
+S2Join::S2Join(SqliteDb& db, const std::vector<ImportSource>& sources)
+    : db_(db),
+      sources_(sources),
+      insert_abstract_((db.exec(R"sql(
+          CREATE TABLE staging.s2_abstracts (corpusid TEXT NOT NULL PRIMARY KEY, abstract TEXT NOT NULL,
+                                             src_file INTEGER NOT NULL, src_line INTEGER NOT NULL) WITHOUT ROWID;
+          CREATE TABLE staging.s2_vectors (corpusid TEXT NOT NULL PRIMARY KEY, vector BLOB NOT NULL,
+                                           src_file INTEGER NOT NULL, src_line INTEGER NOT NULL) WITHOUT ROWID;)sql"),
+                        db.prepare("INSERT INTO staging.s2_abstracts VALUES (?,?,?,?)"))),
+      insert_vector_(db.prepare("INSERT INTO staging.s2_vectors VALUES (?,?,?,?)")),
+      earlier_abstract_(db.prepare("SELECT abstract, src_file, src_line FROM staging.s2_abstracts WHERE corpusid = ?")),
+      earlier_vector_(db.prepare("SELECT vector, src_file, src_line FROM staging.s2_vectors WHERE corpusid = ?")) {}
+
+bool S2Join::stage(S2Kind kind, const nlohmann::json& record, std::size_t file_index, std::size_t line) {
+    const std::string& file = sources_[file_index].path;
+    SqliteStatement& insert = kind == S2Kind::abstract ? insert_abstract_ : insert_vector_;
+    SqliteStatement& earlier = kind == S2Kind::abstract ? earlier_abstract_ : earlier_vector_;
+    std::string id, abstract;
+    if (kind == S2Kind::abstract) {
+        S2Abstract a = s2_abstract(record, file, line);
+        id = std::move(a.corpusid);
+        abstract = std::move(a.abstract);
+        insert.bind(1, id);
+        insert.bind(2, abstract);
+    } else {
+        s2_vector(record, file, line, vector_);
+        id = vector_.corpusid;
+        if (dim_ == 0) {
+            dim_ = vector_.values.size();
+            model_ = vector_.model;
+            first_vector_at_ = file + ":" + std::to_string(line);
+        } else if (vector_.values.size() != dim_) {
+            throw InputError(file, line, "vector of corpusid " + id + " has " + std::to_string(vector_.values.size()) +
+                                             " values, but the first vector (" + first_vector_at_ + ") has " +
+                                             std::to_string(dim_));
+        } else if (vector_.model != model_) {
+            throw InputError(file, line, "vector of corpusid " + id + " was made by model " + quote_value(vector_.model) +
+                                             ", but the first vector (" + first_vector_at_ + ") by " + quote_value(model_) +
+                                             "; a corpus holds one embedder's vectors");
+        }
+        insert.bind(1, id);
+        insert.bind_blob(2, vector_.values.data(), vector_.values.size() * sizeof(float));
+    }
+    insert.bind(3, static_cast<std::int64_t>(file_index));
+    insert.bind(4, static_cast<std::int64_t>(line));
+    try {
+        insert.step();
+        insert.reset();
+        return true;
+    } catch (const SqliteConstraint&) {
+        insert.reset();
+    }
+    earlier.bind(1, id);
+    earlier.step();
+    std::size_t n_bytes = 0;
+    const void* blob = earlier.column_blob(0, n_bytes);
+    const bool identical = kind == S2Kind::abstract
+                               ? earlier.column_text(0) == abstract
+                               : n_bytes == vector_.values.size() * sizeof(float) &&
+                                     std::memcmp(blob, vector_.values.data(), n_bytes) == 0;
+    const std::string first = sources_[static_cast<std::size_t>(earlier.column_int(1))].path + ":" +
+                              std::to_string(earlier.column_int(2));
+    earlier.reset();
+    if (identical) return false;
+    throw InputError(file, line, std::string(kind == S2Kind::abstract ? "abstract" : "vector") + " of corpusid " + id +
+                                     " given twice, differently (first at " + first + ")");
+}
+
+void S2Join::check_unmatched(const char* table, const char* what, const SkipFn& skip) {
+    auto unmatched = db_.prepare(std::string("SELECT corpusid, src_file, src_line FROM staging.") + table +
+                                 " t WHERE NOT EXISTS (SELECT 1 FROM staging.staging s WHERE s.id = t.corpusid)"
+                                 " ORDER BY src_file, src_line");
+    std::vector<std::string> dropped;
+    while (unmatched.step()) {
+        const auto file_index = static_cast<std::size_t>(unmatched.column_int(1));
+        skip(file_index, InputError(sources_[file_index].path, static_cast<std::size_t>(unmatched.column_int(2)),
+                                    std::string(what) + " for corpusid " + unmatched.column_text(0) +
+                                        ", which no papers file lists (give the papers file that holds it, or skip "
+                                        "invalid records to leave such vectors out)"));
+        dropped.push_back(unmatched.column_text(0));
+    }
+    auto remove = db_.prepare(std::string("DELETE FROM staging.") + table + " WHERE corpusid = ?");
+    for (const auto& id : dropped) {
+        remove.bind(1, id);
+        remove.step();
+        remove.reset();
+    }
+}
+
+void S2Join::join(const SkipFn& skip) {
+    db_.exec("BEGIN");
+    // Abstracts shards are not split like papers shards: those of papers not imported are
+    // expected when a subset of the papers files is imported, and are only counted.
+    {
+        auto unmatched = db_.prepare(
+            "SELECT count(*) FROM staging.s2_abstracts t "
+            "WHERE NOT EXISTS (SELECT 1 FROM staging.staging s WHERE s.id = t.corpusid)");
+        unmatched.step();
+        n_unmatched_abstracts_ = static_cast<std::size_t>(unmatched.column_int(0));
+    }
+    check_unmatched("s2_vectors", "a vector", skip);
+    db_.exec(R"sql(
+        UPDATE staging.staging SET abstract = a.abstract FROM staging.s2_abstracts a
+        WHERE a.corpusid = staging.id AND a.abstract != '';)sql");
+    {
+        auto textless = db_.prepare(
+            "SELECT id, src_file, src_line FROM staging.staging WHERE title = '' AND abstract = '' ORDER BY src_file, src_line");
+        std::vector<std::string> dropped;
+        while (textless.step()) {
+            const auto file_index = static_cast<std::size_t>(textless.column_int(1));
+            skip(file_index, InputError(sources_[file_index].path, static_cast<std::size_t>(textless.column_int(2)),
+                                        "corpusid " + textless.column_text(0) +
+                                            " has no title, and no abstracts file gives it an abstract"));
+            dropped.push_back(textless.column_text(0));
+        }
+        auto remove = db_.prepare("DELETE FROM staging.staging WHERE id = ?");
+        for (const auto& id : dropped) {
+            remove.bind(1, id);
+            remove.step();
+            remove.reset();
+        }
+    }
+    db_.exec("CREATE TABLE unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT)");
+    if (has_vectors()) {
+        db_.exec(R"sql(
+            INSERT INTO unembedded (id, title, date)
+            SELECT id, title, date FROM staging.staging s
+            WHERE s.src_file >= 0 AND NOT EXISTS (SELECT 1 FROM staging.s2_vectors v WHERE v.corpusid = s.id) ORDER BY id;
+            DELETE FROM staging.staging WHERE id IN (SELECT id FROM unembedded);)sql");
+        auto count = db_.prepare("SELECT count(*) FROM unembedded");
+        count.step();
+        n_unembedded_ = static_cast<std::size_t>(count.column_int(0));
+        auto first = db_.prepare("SELECT id FROM unembedded ORDER BY id LIMIT ?");
+        first.bind(1, static_cast<std::int64_t>(max_listed_unembedded));
+        while (first.step()) unembedded_first_.push_back(first.column_text(0));
+    }
+    db_.exec("COMMIT");
+}
+
+void S2Join::write_vectors(const std::string& vectors_path, CorpusManifest& manifest) {
+    NpyWriter writer(vectors_path, DType::f32, dim_);
+    auto rows = db_.prepare(
+        "SELECT v.vector, v.src_file, v.src_line, p.id FROM papers p JOIN staging.s2_vectors v ON v.corpusid = p.id "
+        "ORDER BY p.row");
+    std::vector<float> row(dim_);
+    std::vector<RowProblem> problems;
+    std::size_t n_rows = 0;
+    while (rows.step()) {
+        std::size_t n_bytes = 0;
+        const void* blob = rows.column_blob(0, n_bytes);
+        if (n_bytes != dim_ * sizeof(float)) throw Error("s2 import: a staged vector has the wrong size");
+        std::memcpy(row.data(), blob, n_bytes);
+        if (normalize_rows(row.data(), 1, dim_, problems) > 0)
+            throw InputError(sources_[static_cast<std::size_t>(rows.column_int(1))].path,
+                             static_cast<std::size_t>(rows.column_int(2)),
+                             "the vector of corpusid " + rows.column_text(3) + " " + row_problem_text(problems[0]) +
+                                 " and cannot be normalised");
+        writer.append_f32(row.data(), 1);
+        ++n_rows;
+    }
+    writer.finish();
+    if (n_rows != manifest.count) throw Error("s2 import: vectors written for " + std::to_string(n_rows) + " of " +
+                                              std::to_string(manifest.count) + " papers");
+    manifest.dim = dim_;
+    manifest.dtype = dtype_name(DType::f32);
+    manifest.embedder = EmbedderInfo{model_, dim_, ""};
+    manifest.vectors_sha256 = sha256_file(vectors_path);
+    manifest.vectors_fingerprint = file_fingerprint(vectors_path);
+}
+
+bool S2Join::vector_of(const std::string& corpusid, std::vector<float>& out) {
+    if (!vector_by_id_) vector_by_id_.emplace(db_.prepare("SELECT vector FROM staging.s2_vectors WHERE corpusid = ?"));
+    SqliteStatement& q = *vector_by_id_;
+    q.reset();
+    q.bind(1, corpusid);
+    if (!q.step()) return false;
+    std::size_t n_bytes = 0;
+    const void* blob = q.column_blob(0, n_bytes);
+    out.resize(n_bytes / sizeof(float));
+    std::memcpy(out.data(), blob, n_bytes);
+    q.reset();
+    return true;
+}
+
+}  // namespace novelty::import_detail
