@@ -1,10 +1,12 @@
 // update_self_join: offer the new rows to every kept row's stored list, and search the new and
-// the damaged rows in full. Similarities come from the same sgemm as the CPU self-join, so the
-// result is the one a full recomputation gives.
+// the damaged rows in full. As in the CPU backend (search/cpu/exact_rescore.hpp), sgemm only
+// chooses candidates and every stored similarity is exact_dot's, so the result is the one a full
+// recomputation gives, bit for bit.
 #include "novelty/scoring/self_join_update.hpp"
 
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"
+#include "search/cpu/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/cpu/topk_heap.hpp"
 #include "search/search_rules.hpp"
@@ -22,6 +24,11 @@ namespace {
 
 constexpr std::size_t query_block = 1024;
 constexpr std::size_t corpus_block = 1024;
+
+/// How far below a stored list's k-th similarity an sgemm product may lie and still be checked
+/// exactly: |sgemm - exact_dot| for unit vectors is below dim * 2^-23, so dim * 2^-21 misses no
+/// row whose exact similarity would enter.
+float sgemm_slack(std::size_t dim) { return static_cast<float>(dim) * 0x1p-21f; }
 
 void rows_to_f32(const VectorView& view, const std::vector<std::size_t>& rows, std::size_t first, std::size_t n,
                  std::vector<float>& out) {
@@ -92,13 +99,15 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
     const std::size_t n_rows = join.n_rows, k = join.k_stored;
     std::vector<TopKCollector> collectors;
     collectors.reserve(queries.size());
-    for (std::size_t i = 0; i < queries.size(); ++i) collectors.emplace_back(storage.data() + i * 2 * k, k);
+    const std::size_t kept = k + rescore_margin;  // candidates per query, re-scored exactly at the end
+    for (std::size_t i = 0; i < queries.size(); ++i) collectors.emplace_back(storage.data() + i * 2 * kept, kept);
+    const float slack = sgemm_slack(vectors.dim);
     const std::size_t n_qblocks = (queries.size() + query_block - 1) / query_block;
     const std::size_t n_cblocks = (n_rows + corpus_block - 1) / corpus_block;
     std::vector<std::mutex> query_locks(n_qblocks), corpus_locks(n_cblocks);
     openblas_set_num_threads(1);
     parallel_for_blocks(n_qblocks * n_cblocks, threads, [&](std::size_t p) {
-        thread_local std::vector<float> left, right, sims, thresholds;
+        thread_local std::vector<float> left, right, sims, thresholds, row_buffer, query_buffer;
         thread_local std::vector<std::uint32_t> above;
         // Diagonal order: block pairs taken at the same time differ in both blocks, so threads
         // rarely wait on each other's query or corpus lock.
@@ -130,7 +139,8 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
         thresholds.resize(n_c);
         for (std::size_t j = 0; j < n_c; ++j) {
             const std::size_t row = c0 + j;
-            thresholds[j] = is_new[row] || dirty[row] ? std::numeric_limits<float>::infinity() : join.sims[row * k + k - 1];
+            thresholds[j] = is_new[row] || dirty[row] ? std::numeric_limits<float>::infinity()
+                                                      : join.sims[row * k + k - 1] - slack;
         }
         for (std::size_t i = 0; i < n_q; ++i) {
             const std::size_t query = queries[q0 + i];
@@ -139,9 +149,11 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
             const std::size_t n_above = scan_at_least_each(row_sims, thresholds.data(), n_c, above.data());
             for (std::size_t a = 0; a < n_above; ++a) {
                 const std::size_t j = above[a], row = c0 + j;
-                if (insert_sorted(&join.rows[row * k], &join.sims[row * k], k, row_sims[j], static_cast<std::int64_t>(query))) {
+                const float exact = exact_dot(row_as_f32(vectors, row, row_buffer), row_as_f32(vectors, query, query_buffer),
+                                              vectors.dim);
+                if (insert_sorted(&join.rows[row * k], &join.sims[row * k], k, exact, static_cast<std::int64_t>(query))) {
                     entered[row] = 1;
-                    thresholds[j] = join.sims[row * k + k - 1];
+                    thresholds[j] = join.sims[row * k + k - 1] - slack;
                 }
             }
         }
@@ -177,16 +189,14 @@ SelfJoin update_self_join(const SelfJoin& old, const std::vector<std::int64_t>& 
         if (old_row_of_new[r] < 0) { is_new[r] = 1; ++local.new_rows; queries.push_back(r); }
         else if (dirty[r]) { ++local.dirty_rows; queries.push_back(r); }
     }
-    std::vector<ScoredRow> storage(queries.size() * 2 * k);
+    std::vector<ScoredRow> storage(queries.size() * 2 * (k + rescore_margin));
     std::vector<char> entered(n_rows, 0);
     std::vector<TopKCollector> collectors = search_pass(vectors, queries, is_new, dirty, threads, storage, join, entered);
+    std::vector<float> buffer;
     for (std::size_t i = 0; i < queries.size(); ++i) {
         const std::size_t count = collectors[i].sort_best_first();
-        const ScoredRow* best = storage.data() + i * 2 * k;
-        for (std::size_t r = 0; r < count; ++r) {
-            join.rows[queries[i] * k + r] = best[r].row;
-            join.sims[queries[i] * k + r] = best[r].sim;
-        }
+        rescore_best(row_as_f32(vectors, queries[i], buffer), vectors, storage.data() + i * 2 * (k + rescore_margin), count,
+                     k, &join.rows[queries[i] * k], &join.sims[queries[i] * k]);
     }
     std::vector<std::size_t> counts(n_rows, 0);
     for (std::size_t r = 0; r < n_rows; ++r) {
