@@ -48,6 +48,7 @@ struct ClaimsArgs {
     bool resume = false;
     std::string out;
     EmbedderFlags embedder;
+    FilterFlags filter;  ///< metadata filters for every proposal
     bool quiet = false;
 };
 
@@ -201,7 +202,9 @@ int run_claims(const ClaimsArgs& a) {
     // every paper any proposal can see.
     const std::vector<host::ClaimsProposalInput> inputs = proposal_inputs(corpus, records, a.proposals);
     const std::optional<std::vector<std::size_t>> pool_rows = pool_rows_of(corpus, a.pool);
-    host::PreparedClaims prepared = host::prepare_claims(corpus, inputs, cutoff, a.cutoff, global_exclude, pool_rows);
+    const auto filters = record_filters(corpus, records, run_filter(a.filter));
+    host::PreparedClaims prepared =
+        host::prepare_claims(corpus, inputs, cutoff, a.cutoff, global_exclude, pool_rows, filters);
     const std::vector<host::PipelineProposal>& proposals = prepared.proposals;
 
     // Caches live with the corpus when it is writable.
@@ -278,6 +281,7 @@ void add_claims_command(CLI::App& app, int& exit_code) {
                                        "default: every paper the proposal's cutoff allows");
     cmd->add_option("--cutoff", a->cutoff, "Only papers published on or before this date, for proposals without a \"date\"");
     cmd->add_option("--exclude", a->exclude, "Comma-separated paper ids left out of every proposal's pool");
+    add_filter_flags(*cmd, a->filter);
     add_claims_stage_flags(*cmd, a->llm, a->method, "");
     cmd->add_option("--cache", a->cache,
                     "LLM response cache (SQLite); default CORPUS/cache/llm_responses.sqlite; 'none' for no cache");

@@ -87,6 +87,34 @@ TEST(ClaimsCli, RunsOfflineOnATinyCorpusAndLabelsTheApproximation) {
     EXPECT_EQ(resumed[0], lines[0]);
     EXPECT_EQ(resumed[1]["id"], "hidden");
 
+    // Metadata filters: with --papers leaving p3 out, the copy no longer finds its source; a
+    // record's own filter narrows its pool to the papers it lists.
+    novelty::test::write_file(tmp.file("allowed.txt"), "p0\np1\np2\np4\np5\n");
+    novelty::test::write_file(
+        tmp.file("filtered.jsonl"),
+        json{{"id", "copy"}, {"title", "A study of protein structure prediction"},
+             {"text", "We propose a new method for protein structure prediction. We release a benchmark dataset for it."}}
+                .dump() +
+            "\n" +
+            json{{"id", "listed"}, {"title", "A study of protein structure prediction"},
+                 {"text", "We propose a new method for protein structure prediction."},
+                 {"filter", {{"papers", {"p1", "p3"}}}}}
+                .dump() +
+            "\n");
+    r = run_cli("claims -q --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("filtered.jsonl")) +
+                " --papers " + shell_quote(tmp.file("allowed.txt")) + " --out " + shell_quote(tmp.file("f.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto filtered = novelty::test::json_lines(tmp.file("f.jsonl"));
+    ASSERT_EQ(filtered.size(), 2u);
+    EXPECT_NE(filtered[0]["verdict"]["source"], "p3");
+    EXPECT_EQ(filtered[0]["provenance"]["filtered"], true);
+    for (const auto& c : filtered[0]["claims"])
+        for (const auto& cand : c["candidates"]) EXPECT_NE(cand["paper"], "p3") << cand;
+    // --papers and the record's own list together leave p1 alone.
+    for (const auto& c : filtered[1]["claims"])
+        for (const auto& cand : c["candidates"]) EXPECT_EQ(cand["paper"], "p1") << cand;
+    EXPECT_EQ(filtered[1]["provenance"]["pool_papers"], 1);
+
     // A proposal without text is an input error naming the line.
     novelty::test::write_file(tmp.file("bad.jsonl"), "{\"id\": \"a\", \"title\": \"t\"}\n{\"id\": \"b\"}\n");
     r = run_cli("claims -q --corpus " + shell_quote(corpus) + " --proposals " + shell_quote(tmp.file("bad.jsonl")));

@@ -230,6 +230,34 @@ TEST_F(ServerTest, SearchRepliesAsTheCliWritesAndKAndCutoffApply) {
     for (const auto& n : hit["neighbors"]) EXPECT_NE(n["id"], "p3");
 }
 
+TEST_F(ServerTest, MetadataFiltersMatchTheCli) {
+    TempDir work;
+    const auto vectors = idea_vectors(2, 11);
+    novelty::write_npy(work.file("q.npy"), novelty::DType::f32, 2, dim, vectors.data());
+    novelty::test::write_file(work.file("q.jsonl"),
+                              "{\"id\": \"a\"}\n{\"id\": \"b\", \"filter\": {\"papers\": [\"p2\", \"p4\", \"p6\", \"p7\"]}}\n");
+    const auto cli = run_cli("search -q --corpus " + shell_quote(corpus_dir()) + " --queries " +
+                             shell_quote(work.file("q.jsonl")) + " --vectors " + shell_quote(work.file("q.npy")) +
+                             " --k 5 --min-citations 3 --out " + shell_quote(work.file("hits.jsonl")));
+    ASSERT_EQ(cli.exit_code, 0) << cli.err;
+    const auto expected = novelty::test::json_lines(work.file("hits.jsonl"));
+    json queries = json::array({json{{"id", "a"}, {"vector", vector_json(vectors, 0)}},
+                                json{{"id", "b"}, {"vector", vector_json(vectors, 1)},
+                                     {"filter", {{"papers", {"p2", "p4", "p6", "p7"}}}}}});
+    Server server(options());
+    server.start();
+    const Reply r = post(server.port(), "/v1/search",
+                         json{{"queries", queries}, {"k", 5}, {"filter", {{"min_citations", 3}}}}.dump());
+    ASSERT_EQ(r.status, 200) << r.text;
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(r.body["results"][i], expected[i]) << "query " << i;
+    EXPECT_LE(r.body["results"][1]["neighbors"].size(), 4u);
+    // A bad filter is a 400 naming where it is.
+    const Reply bad = post(server.port(), "/v1/search",
+                           json{{"queries", queries}, {"filter", {{"colour", "red"}}}}.dump());
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_NE(bad.text.find("filter"), std::string::npos) << bad.text;
+}
+
 TEST_F(ServerTest, TextIsEmbeddedWithTheServersEncoderInOneBatch) {
     std::atomic<int> embed_calls{0};
     ServerOptions o = options();

@@ -1,7 +1,7 @@
 #include "novelty/io/query_records.hpp"
 
 #include "io/jsonl.hpp"
-#include "io/record_filter.hpp"
+#include "io/json/record_filter.hpp"
 #include "novelty/util/message_text.hpp"
 #include "novelty/util/error.hpp"
 

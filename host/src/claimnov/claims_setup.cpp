@@ -151,10 +151,28 @@ std::vector<std::size_t> sorted_rows(std::vector<std::size_t> rows) {
 
 }  // namespace
 
+namespace {
+
+/// The rows of `pool` (every row below row_limit when null) that `filter` allows, ascending, once.
+std::vector<std::size_t> filtered_pool(const std::vector<std::size_t>* pool, std::size_t row_limit, const RowFilter& filter) {
+    std::vector<std::size_t> rows;
+    if (pool) {
+        for (std::size_t row : *pool)
+            if (filter.allows(static_cast<std::int64_t>(row))) rows.push_back(row);
+        return sorted_rows(std::move(rows));
+    }
+    for (std::size_t row = 0; row < std::min(row_limit, filter.n_rows); ++row)
+        if (filter.allows(static_cast<std::int64_t>(row))) rows.push_back(row);
+    return rows;
+}
+
+}  // namespace
+
 PreparedClaims prepare_claims(const Corpus& corpus, const std::vector<ClaimsProposalInput>& inputs,
                               const std::optional<PartialDate>& cutoff, const std::string& cutoff_text,
                               const std::vector<std::string>& global_exclude,
-                              const std::optional<std::vector<std::size_t>>& pool_rows) {
+                              const std::optional<std::vector<std::size_t>>& pool_rows,
+                              const std::vector<std::shared_ptr<const RowFilter>>& filters) {
     using nlohmann::ordered_json;
     PreparedClaims out;
     std::shared_ptr<const std::vector<std::size_t>> global_pool;
@@ -163,7 +181,9 @@ PreparedClaims prepare_claims(const Corpus& corpus, const std::vector<ClaimsProp
     std::vector<std::size_t> own_rows;  // rows of proposals' own pools
     bool any_prefix = false, any_global = false;
     ScopeResolver scopes(corpus, cutoff, global_exclude);
-    for (const ClaimsProposalInput& r : inputs) {
+    for (std::size_t n = 0; n < inputs.size(); ++n) {
+        const ClaimsProposalInput& r = inputs[n];
+        const RowFilter* filter = filters.empty() ? nullptr : filters[n].get();
         PipelineProposal p;
         p.id = r.id;
         p.text = {"", r.title, r.text};
@@ -176,7 +196,14 @@ PreparedClaims prepare_claims(const Corpus& corpus, const std::vector<ClaimsProp
         for (const std::string& id : scope.excluded_ids) excluded.push_back(id);
         ordered_json provenance{{"cutoff", limit_text.empty() ? ordered_json(nullptr) : ordered_json(limit_text)},
                                 {"excluded", excluded}};
-        if (r.pool_rows) {
+        if (filter) {
+            // A filter turns the proposal's pool into its own: the papers of its pool it allows.
+            p.pool_rows = std::make_shared<const std::vector<std::size_t>>(
+                filtered_pool(r.pool_rows ? &*r.pool_rows : (global_pool ? global_pool.get() : nullptr), p.row_limit, *filter));
+            own_rows.insert(own_rows.end(), p.pool_rows->begin(), p.pool_rows->end());
+            provenance["pool_papers"] = p.pool_rows->size();
+            provenance["filtered"] = true;
+        } else if (r.pool_rows) {
             p.pool_rows = std::make_shared<const std::vector<std::size_t>>(sorted_rows(*r.pool_rows));
             own_rows.insert(own_rows.end(), p.pool_rows->begin(), p.pool_rows->end());
             provenance["pool_papers"] = p.pool_rows->size();

@@ -2,6 +2,7 @@
 
 #include "server/server_requests.hpp"
 
+#include "novelty/corpus/paper_filter.hpp"
 #include "novelty/search/backends.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/result_json.hpp"
@@ -29,6 +30,9 @@ struct Resolved {
     std::vector<std::string> ids;
     std::vector<float> vectors;       ///< n x dim
     std::vector<RecordScope> scopes;  ///< per record: row limit, cutoff, exclusions
+    /// Per record: its metadata filter (the request's with its own), null for none; empty when
+    /// no record has one.
+    std::vector<std::shared_ptr<const RowFilter>> filters;
     std::size_t size() const { return ids.size(); }
 };
 
@@ -71,7 +75,8 @@ struct ServerEngine::Impl {
     std::size_t dim = 0;
     std::size_t max_k = 0;
 
-    std::mutex engine_mutex;  ///< corpus lookups, the index and the scorers
+    std::mutex engine_mutex;  ///< corpus lookups, the index, the scorers and the filter cache
+    std::map<std::string, std::shared_ptr<const RowFilter>> filter_cache;  ///< PaperFilter::key() -> rows
     std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Scorer>> scorers;
     std::unique_ptr<Embedder> embedder;  ///< made on first use by the embed worker
 
@@ -104,8 +109,16 @@ struct ServerEngine::Impl {
 
     // --- resolving records (request threads) ------------------------------------------------
 
+    /// The row filter of `filter`, made once and kept for later requests (the 64 most recent).
+    std::shared_ptr<const RowFilter> filter_rows(const PaperFilter& filter) {
+        const std::string key = filter.key();
+        if (auto it = filter_cache.find(key); it != filter_cache.end()) return it->second;
+        if (filter_cache.size() >= 64) filter_cache.clear();
+        return filter_cache[key] = std::make_shared<const RowFilter>(rows_matching(corpus, filter));
+    }
+
     Resolved resolve(const std::vector<ApiRecord>& records, const std::string& key,
-                     const std::optional<PartialDate>& cutoff) {
+                     const std::optional<PartialDate>& cutoff, const PaperFilter& run_filter = {}) {
         Resolved out;
         const std::size_t n = records.size();
         out.ids.resize(n);
@@ -129,7 +142,10 @@ struct ServerEngine::Impl {
                                      "paper; send one of them");
                 }
                 out.scopes.push_back(scopes.resolve(r.id, r.date, r.exclude));
+                const PaperFilter filter = r.filter ? run_filter.and_also(*r.filter) : run_filter;
+                out.filters.push_back(filter.empty() ? nullptr : filter_rows(filter));
             }
+            if (std::all_of(out.filters.begin(), out.filters.end(), [](const auto& f) { return !f; })) out.filters.clear();
         }
         if (!to_embed.empty()) {
             if (!options.make_embedder)
@@ -199,13 +215,16 @@ struct ServerEngine::Impl {
             for (std::size_t b : members) {
                 const Resolved& r = batch[b].records;
                 vectors.insert(vectors.end(), r.vectors.begin(), r.vectors.end());
-                for (const RecordScope& scope : r.scopes) {
-                    input.row_limit.push_back(scope.row_limit);
-                    input.excluded.add(scope.excluded_rows);
+                for (std::size_t i = 0; i < r.size(); ++i) {
+                    input.row_limit.push_back(r.scopes[i].row_limit);
+                    input.excluded.add(r.scopes[i].excluded_rows);
+                    input.filters.push_back(r.filters.empty() ? nullptr : r.filters[i]);
                 }
             }
             input.vectors = vectors.data();
             input.n_ideas = input.row_limit.size();
+            if (std::all_of(input.filters.begin(), input.filters.end(), [](const auto& f) { return !f; }))
+                input.filters.clear();
             const std::vector<IdeaScore> scores = scorer_for(pq.first, pq.second).score(input);
             const ScoreReportContext context = score_report_context(corpus, pq.first, pq.second, options.include_self,
                                                                     options.evidence, backend->label());
@@ -229,14 +248,17 @@ struct ServerEngine::Impl {
         std::size_t k = 1;
         for (const auto& item : batch) {
             vectors.insert(vectors.end(), item.records.vectors.begin(), item.records.vectors.end());
-            for (const RecordScope& scope : item.records.scopes) {
-                queries.row_limit.push_back(scope.row_limit);
-                queries.excluded.add(scope.excluded_rows);
+            for (std::size_t i = 0; i < item.records.size(); ++i) {
+                queries.row_limit.push_back(item.records.scopes[i].row_limit);
+                queries.excluded.add(item.records.scopes[i].excluded_rows);
+                queries.filters.push_back(item.records.filters.empty() ? nullptr : item.records.filters[i]);
             }
             k = std::max(k, item.k);
         }
         queries.vectors = vectors.data();
         queries.n_queries = queries.row_limit.size();
+        if (std::all_of(queries.filters.begin(), queries.filters.end(), [](const auto& f) { return !f; }))
+            queries.filters.clear();
         // One search at the largest k; a query's top-k is the prefix of its top-K.
         const TopK top = index->search(queries, k);
         const PaperLabels labels = corpus.labels(top.rows);
@@ -264,7 +286,7 @@ std::string ServerEngine::score(const nlohmann::json& body) {
     const std::vector<ApiRecord> records = parse_records(body, "ideas", s.limits(), s.dim);
     const std::size_t p = parse_count(body, "p", s.options.default_p, s.max_k);
     const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
-    Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"));
+    Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"), parse_filter_field(body, "filter"));
     for (std::size_t i = 0; i < resolved.size(); ++i) {
         const std::string problem = scope_reach_problem(resolved.scopes[i], s.corpus.size(), p, q);
         if (!problem.empty())
@@ -278,7 +300,8 @@ std::string ServerEngine::search(const nlohmann::json& body) {
     Impl& s = *impl_;
     const std::vector<ApiRecord> records = parse_records(body, "queries", s.limits(), s.dim);
     const std::size_t k = parse_count(body, "k", s.options.default_k, s.max_k);
-    Resolved resolved = s.resolve(records, "queries", parse_date_field(body, "cutoff"));
+    Resolved resolved =
+        s.resolve(records, "queries", parse_date_field(body, "cutoff"), parse_filter_field(body, "filter"));
     return results_body(s.search_batcher->submit(SearchItem{std::move(resolved), k}).get());
 }
 

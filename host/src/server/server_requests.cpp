@@ -1,4 +1,5 @@
 #include "json_parse.hpp"
+#include "record_filter.hpp"
 #include "server/server_requests.hpp"
 
 #include "novelty/corpus/vectors.hpp"
@@ -98,6 +99,8 @@ std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::stri
                 else bad(where + ".exclude", "must hold paper ids (strings), found " + type_words(e));
             }
         }
+        if (auto f = j.find("filter"); f != j.end() && !f->is_null())
+            r.filter = parse_record_filter(*f, [&](const std::string& problem) { bad(where + ".filter", problem); });
         if (auto v = j.find("vector"); v != j.end() && !v->is_null()) {
             if (!v->is_array()) bad(where + ".vector", "must be an array of numbers, found " + type_words(*v));
             if (v->size() != dim)
@@ -136,6 +139,12 @@ std::optional<PartialDate> parse_date_field(const nlohmann::json& body, const st
     auto v = body.find(key);
     if (v == body.end()) return std::nullopt;
     return date_of(*v, key);
+}
+
+PaperFilter parse_filter_field(const nlohmann::json& body, const std::string& key) {
+    auto v = body.find(key);
+    if (v == body.end() || v->is_null()) return {};
+    return parse_record_filter(*v, [&](const std::string& problem) { bad(key, problem); });
 }
 
 }  // namespace novelty::host

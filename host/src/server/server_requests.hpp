@@ -3,6 +3,8 @@
 // answers it with 400.
 #pragma once
 
+#include "novelty/corpus/paper_filter.hpp"
+
 #include "novelty/util/dates.hpp"
 
 #include <nlohmann/json.hpp>
@@ -22,6 +24,7 @@ struct ApiRecord {
     std::optional<PartialDate> date;   ///< its own cutoff
     std::vector<std::string> exclude;  ///< paper ids to treat as absent
     std::vector<float> vector;         ///< given vector ("vector"), empty when none
+    std::optional<PaperFilter> filter; ///< its own metadata filter ("filter"), with the request's
     bool has_text() const { return !title.empty() || !text.empty(); }
 };
 
@@ -45,5 +48,8 @@ std::size_t parse_count(const nlohmann::json& body, const std::string& key, std:
 
 /// An optional date field (YYYY, YYYY-MM or YYYY-MM-DD); nullopt when absent or null.
 std::optional<PartialDate> parse_date_field(const nlohmann::json& body, const std::string& key);
+/// The request's metadata filter under `key` ({"field", "venue", "min_citations", "papers"}), or
+/// an empty filter when absent; a bad one is a UsageError naming the key.
+PaperFilter parse_filter_field(const nlohmann::json& body, const std::string& key);
 
 }  // namespace novelty::host

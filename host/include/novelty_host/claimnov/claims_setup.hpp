@@ -5,6 +5,7 @@
 #pragma once
 
 #include "novelty/corpus/corpus.hpp"
+#include "novelty/search/search.hpp"
 #include "novelty/util/dates.hpp"
 #include "novelty_host/llm/chat_client.hpp"
 #include "novelty_host/claimnov/claim_stages.hpp"
@@ -114,10 +115,14 @@ struct PreparedClaims {
 /// Resolves `inputs`: row limit from its own date, else `cutoff`, else the whole corpus; the
 /// excluded rows as above; the visible pool from its own pool_rows, else `pool_rows`, else none
 /// (the cutoff alone). `cutoff_text` is the global cutoff as given ("" when none).
+/// `filters` (none, or one per proposal, null = none): metadata filters; a filtered proposal's
+/// pool is its pool (own, --pool, or every paper up to its cutoff) less the papers the filter
+/// does not allow, so those papers are absent for it, as excluded ones are.
 PreparedClaims prepare_claims(const Corpus& corpus, const std::vector<ClaimsProposalInput>& inputs,
                               const std::optional<PartialDate>& cutoff, const std::string& cutoff_text,
                               const std::vector<std::string>& global_exclude,
-                              const std::optional<std::vector<std::size_t>>& pool_rows);
+                              const std::optional<std::vector<std::size_t>>& pool_rows,
+                              const std::vector<std::shared_ptr<const RowFilter>>& filters = {});
 
 /// What every result of a run shares.
 struct ClaimsRunInfo {
