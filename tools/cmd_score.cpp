@@ -63,14 +63,6 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-/// The rows published before `date` starts: those on or before the end of the period before it
-/// ("2011" -> through 2010-12-31, "2011-03" -> through 2011-02, "2011-03-01" -> through 2011-02).
-std::size_t rows_before(const Corpus& corpus, PartialDate date) {
-    if (date.month == 0) return corpus.rows_through(PartialDate{date.year - 1, 0, 0});
-    if (date.day > 1) return corpus.rows_through(PartialDate{date.year, date.month, date.day - 1});
-    return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
-}
-
 /// Refuses an idea whose cutoff, less its exclusions, leaves too few papers for p and q.
 void check_reachable(const QueryInput& input, const ScoreArgs& args, std::size_t n_rows) {
     for (std::size_t i = 0; i < input.records.size(); ++i) {
@@ -88,18 +80,10 @@ ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::
     options.q = args.q;
     options.include_self = args.include_self;
     options.extra = args.extra;
-    if (args.split.empty()) return options;
-    options.split_row = corpus.rows_through(parse_cutoff(args.split, "split"));
-    // The RND paper's historical window starts in 2011; by default that bound applies when it
-    // lies before the split (a split in or before 2011 keeps every earlier paper).
-    const bool given = !args.historical_from.empty();
-    if (args.historical_from != "none") {
-        const std::size_t from = rows_before(corpus, parse_cutoff(given ? args.historical_from : "2011", "historical_from"));
-        if (given || from < *options.split_row) {
-            options.historical_from_row = from;
-            historical_from = given ? args.historical_from : "2011";
-        }
-    }
+    const ScoreWindows windows = score_windows(corpus, args.split, args.historical_from);
+    options.split_row = windows.split_row;
+    options.historical_from_row = windows.historical_from_row;
+    historical_from = windows.historical_from;
     return options;
 }
 

@@ -34,13 +34,6 @@ struct ScoreSettings {
 
 const std::set<std::string> known_methods{"rnd", "hd", "on", "density", "density_p", "rnd_euclid", "rel_hd", "rnd_hd"};
 
-/// The rows published before `date` starts (the day, month or year before it).
-std::size_t rows_before(const Corpus& corpus, PartialDate date) {
-    if (date.month == 0) return corpus.rows_through(PartialDate{date.year - 1, 0, 0});
-    if (date.day > 1) return corpus.rows_through(PartialDate{date.year, date.month, date.day - 1});
-    return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
-}
-
 /// The scorer's options, as `novelty score` makes them from its flags; `historical_from` gets the
 /// window's first date as used ("" for none).
 ScoreOptions options_of(const ScoreSettings& s, const Corpus& corpus, std::string& historical_from) {
@@ -50,16 +43,10 @@ ScoreOptions options_of(const ScoreSettings& s, const Corpus& corpus, std::strin
     options.include_self = s.include_self;
     options.extra = s.extra;
     options.write_cache = true;
-    if (s.split.empty()) return options;
-    options.split_row = corpus.rows_through(parse_cutoff(s.split, "split"));
-    const bool given = !s.historical_from.empty();
-    if (s.historical_from != "none") {
-        const std::size_t from = rows_before(corpus, parse_cutoff(given ? s.historical_from : "2011", "historical_from"));
-        if (given || from < *options.split_row) {
-            options.historical_from_row = from;
-            historical_from = given ? s.historical_from : "2011";
-        }
-    }
+    const ScoreWindows windows = score_windows(corpus, s.split, s.historical_from);
+    options.split_row = windows.split_row;
+    options.historical_from_row = windows.historical_from_row;
+    historical_from = windows.historical_from;
     return options;
 }
 

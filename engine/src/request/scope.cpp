@@ -1,5 +1,6 @@
 #include "novelty/request/scope.hpp"
 
+#include "novelty/io/query_records.hpp"
 #include "novelty/scoring/scoring.hpp"
 
 #include <utility>
@@ -59,6 +60,34 @@ std::string scope_reach_problem(const RecordScope& scope, std::size_t corpus_row
     const std::size_t reachable =
         reachable_papers(scope.row_limit, corpus_rows, scope.excluded_rows.data(), scope.excluded_rows.size());
     return reach_problem(p, q, reachable, scope.cutoff);
+}
+
+namespace {
+
+/// The rows published before `date` starts: those on or before the end of the period before it
+/// ("2011" -> through 2010-12-31, "2011-03" -> through 2011-02, "2011-03-01" -> through 2011-02).
+std::size_t rows_before(const Corpus& corpus, PartialDate date) {
+    if (date.month == 0) return corpus.rows_through(PartialDate{date.year - 1, 0, 0});
+    if (date.day > 1) return corpus.rows_through(PartialDate{date.year, date.month, date.day - 1});
+    return corpus.rows_through(date.month > 1 ? PartialDate{date.year, date.month - 1, 0} : PartialDate{date.year - 1, 12, 0});
+}
+
+}  // namespace
+
+ScoreWindows score_windows(const Corpus& corpus, const std::string& split, const std::string& historical_from) {
+    ScoreWindows windows;
+    if (split.empty()) return windows;
+    windows.split_row = corpus.rows_through(parse_cutoff(split, "split"));
+    // The RND paper's historical window starts in 2011; by default that bound applies when it
+    // lies before the split (a split in or before 2011 keeps every earlier paper).
+    if (historical_from == "none") return windows;
+    const bool given = !historical_from.empty();
+    const std::size_t from = rows_before(corpus, parse_cutoff(given ? historical_from : "2011", "historical_from"));
+    if (given || from < *windows.split_row) {
+        windows.historical_from_row = from;
+        windows.historical_from = given ? historical_from : "2011";
+    }
+    return windows;
 }
 
 ScoreReportContext score_report_context(const Corpus& corpus, std::size_t p, std::size_t q, bool include_self,

@@ -3,6 +3,7 @@
 #include "novelty/request/scope.hpp"
 
 #include "novelty/util/dates.hpp"
+#include "novelty/util/error.hpp"
 #include "scoring_corpus.hpp"
 #include "test_util.hpp"
 
@@ -63,6 +64,31 @@ TEST_F(ScopeFixture, ReachCountsDistinctRowsBelowTheLimit) {
     EXPECT_EQ(scope_reach_problem(scope, corpus.size(), 2, 2), "");
     EXPECT_EQ(scope_reach_problem(scope, corpus.size(), 3, 1), "");
     EXPECT_NE(scope_reach_problem(scope, corpus.size(), 4, 1), "");  // 4 reachable, p + 1 needed
+}
+
+TEST_F(ScopeFixture, ScoreWindowsFollowThePapersDefault) {
+    const Corpus corpus = Corpus::open(dir);  // two papers a year, 2000..2019
+    EXPECT_FALSE(score_windows(corpus, "", "").split_row);
+    // A split in 2010: the 2011 default lies after it, so every earlier paper is historical.
+    const ScoreWindows early = score_windows(corpus, "2010", "");
+    EXPECT_EQ(early.split_row, 22u);
+    EXPECT_FALSE(early.historical_from_row);
+    EXPECT_EQ(early.historical_from, "");
+    // A split in 2015: HD's window starts in 2011 (after the 22 rows through 2010).
+    const ScoreWindows later = score_windows(corpus, "2015", "");
+    EXPECT_EQ(later.split_row, 32u);
+    EXPECT_EQ(later.historical_from_row, 22u);
+    EXPECT_EQ(later.historical_from, "2011");
+    EXPECT_FALSE(score_windows(corpus, "2015", "none").historical_from_row);
+    const ScoreWindows given = score_windows(corpus, "2015", "2005");
+    EXPECT_EQ(given.historical_from_row, 10u);
+    EXPECT_EQ(given.historical_from, "2005");
+    try {
+        score_windows(corpus, "2015", "soon");
+        ADD_FAILURE();
+    } catch (const UsageError& e) {
+        EXPECT_EQ(e.parameter(), "historical_from");
+    }
 }
 
 TEST_F(ScopeFixture, PaperVectorsAndTheReportContext) {

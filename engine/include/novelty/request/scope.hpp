@@ -62,6 +62,20 @@ bool copy_paper_vector(const Corpus& corpus, const std::string& id, float* out);
 /// are searchable once its exclusions are left out (see reach_problem in scoring.hpp).
 std::string scope_reach_problem(const RecordScope& scope, std::size_t corpus_rows, std::size_t p, std::size_t q);
 
+/// The date windows of a score run with a split (the RND paper's HD and ON): papers before the
+/// split are historical, from it on contemporary; HD's historical window starts at
+/// historical_from.
+struct ScoreWindows {
+    std::optional<std::size_t> split_row;            ///< rows [0, split_row) lie before the split
+    std::optional<std::size_t> historical_from_row;  ///< HD's window starts here; nullopt: at row 0
+    std::string historical_from;  ///< the window's first date as used ("" when it starts at row 0)
+};
+
+/// The windows for `split` ("" = no split: nothing set) and `historical_from` ("" = the paper's
+/// 2011 when it lies before the split; "none" = every paper before the split; else a date).
+/// Throws UsageError naming split or historical_from for a date it cannot read.
+ScoreWindows score_windows(const Corpus& corpus, const std::string& split, const std::string& historical_from);
+
 /// The provenance every score record of a run reports: the corpus's identity and embedder, p, q,
 /// include_self, the evidence count and the backend's label. The split, the historical window and
 /// the methods are left for the caller.
