@@ -207,3 +207,24 @@ TEST(EmbedCli, EmbedsCorporaRecordsAndTextQueriesWithOneEncoder) {
     EXPECT_NE(r.err.find("bare.jsonl:1: record 'z' has no title or text"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(tmp.file("bare.npy")));
 }
+
+TEST(SearchCli, ManyBatchesAreWrittenInInputOrderAsTheyAreSearched) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    // 9,000 queries: three batches, each written by the output thread while the next is searched.
+    const auto values = novelty::test::random_unit_rows(9000, 6, 91);
+    novelty::write_npy(tmp.file("q.npy"), novelty::DType::f32, 9000, 6, values.data());
+    const auto r = run_cli("search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.npy")) +
+                           " --k 3 --out " + shell_quote(tmp.file("out.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = novelty::test::json_lines(tmp.file("out.jsonl"));
+    ASSERT_EQ(lines.size(), 9000u);
+    for (std::size_t i = 0; i < lines.size(); i += 997) {
+        EXPECT_EQ(lines[i]["query"], std::to_string(i));
+        // The nearest paper is the reference's.
+        const auto want = novelty::test::reference_topk(novelty::VectorView::of(novelty::NpyMatrix::open(dir + "/vectors.npy")),
+                                                        values.data() + i * 6, 8, {}, 1);
+        EXPECT_EQ(lines[i]["neighbors"][0]["row"], want[0].row) << i;
+    }
+    EXPECT_EQ(lines.back()["query"], "8999");
+}
