@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const novelty::NpyMatrix m = novelty::NpyMatrix::open(path);
         if (m.ndim() != 1 && m.ndim() != 2) __builtin_trap();
-        const std::size_t element = novelty::dtype_size(m.dtype());
+        const std::size_t element = novelty::element_size(m.dtype());
         if (m.cols() != 0 && m.rows() > size / element / m.cols()) __builtin_trap();  // more data than the file holds
         std::vector<float> row(m.cols());
         double sum = 0;

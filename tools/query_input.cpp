@@ -196,21 +196,14 @@ PaperFilter run_filter(const FilterFlags& flags) {
 
 std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpus, const std::vector<QueryRecord>& records,
                                                              const PaperFilter& run) {
-    bool any = !run.empty();
-    for (const QueryRecord& r : records) any = any || (r.filter && !r.filter->empty());
-    if (!any) return {};
-    std::map<std::string, std::shared_ptr<const RowFilter>> by_key;
+    RowFilterCache cache(corpus, records.size() + 1);
     std::vector<std::shared_ptr<const RowFilter>> filters;
+    bool any = false;
     for (const QueryRecord& r : records) {
-        const PaperFilter filter = r.filter ? run.and_also(*r.filter) : run;
-        if (filter.empty()) {
-            filters.push_back(nullptr);
-            continue;
-        }
-        auto& rows = by_key[filter.key()];
-        if (!rows) rows = std::make_shared<const RowFilter>(rows_matching(corpus, filter));
-        filters.push_back(rows);
+        filters.push_back(cache.rows(run, r.filter));
+        any = any || filters.back();
     }
+    if (!any) filters.clear();
     return filters;
 }
 

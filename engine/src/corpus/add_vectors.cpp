@@ -200,7 +200,7 @@ void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
     const FileFingerprint vectors_fingerprint = file_fingerprint(staged);
 
     manifest.dim = dim;
-    manifest.dtype = dtype_name(dtype);
+    manifest.dtype = element_name(dtype);
     EmbedderInfo embedder = options.embedder;
     if (embedder.name.empty()) embedder.name = "external";
     embedder.dim = dim;

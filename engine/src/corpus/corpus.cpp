@@ -79,9 +79,9 @@ Corpus Corpus::open(const std::string& dir, Part part) {
             throw CorpusError(dir + ": vectors.npy is damaged: " + e.problem() + "; run 'novelty corpus add-vectors' again");
         }
         const NpyMatrix& v = *impl->vectors;
-        if (v.rows() != m.count || v.cols() != m.dim || dtype_name(v.dtype()) != m.dtype)
+        if (v.rows() != m.count || v.cols() != m.dim || element_name(v.dtype()) != m.dtype)
             throw CorpusError(dir + ": vectors.npy is " + std::to_string(v.rows()) + " x " + std::to_string(v.cols()) +
-                              " " + dtype_name(v.dtype()) + " but the manifest says " + std::to_string(m.count) +
+                              " " + element_name(v.dtype()) + " but the manifest says " + std::to_string(m.count) +
                               " x " + std::to_string(m.dim) + " " + m.dtype + "; run 'novelty corpus add-vectors' again");
     }
     return Corpus(std::move(impl));

@@ -15,15 +15,20 @@ std::vector<std::string> sorted_unique(std::vector<std::string> values) {
     return values;
 }
 
-/// Both lists at once: one alone when the other is empty (any), else their intersection.
-std::vector<std::string> both(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    if (a.empty()) return b;
-    if (b.empty()) return a;
+std::vector<std::string> intersection(const std::vector<std::string>& a, const std::vector<std::string>& b) {
     const std::vector<std::string> x = sorted_unique(a), y = sorted_unique(b);
     std::vector<std::string> out;
     std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(out));
-    // An empty intersection must still allow nothing, not anything: a value no paper can have.
-    if (out.empty()) out.push_back(std::string(1, '\0'));
+    return out;
+}
+
+/// Both lists at once: one alone when the other is empty (any value), else their intersection;
+/// `none` is set when that intersection is empty (no value passes both).
+std::vector<std::string> both(const std::vector<std::string>& a, const std::vector<std::string>& b, bool& none) {
+    if (a.empty()) return b;
+    if (b.empty()) return a;
+    std::vector<std::string> out = intersection(a, b);
+    none = none || out.empty();
     return out;
 }
 
@@ -37,18 +42,16 @@ void append_list(std::string& key, const char* name, const std::vector<std::stri
 
 PaperFilter PaperFilter::and_also(const PaperFilter& other) const {
     PaperFilter out;
-    out.fields = both(fields, other.fields);
-    out.venues = both(venues, other.venues);
+    bool none = false;
+    out.fields = both(fields, other.fields, none);
+    out.venues = both(venues, other.venues, none);
     out.min_citations = min_citations;
     if (other.min_citations && (!out.min_citations || *other.min_citations > *out.min_citations))
         out.min_citations = other.min_citations;
-    if (papers && other.papers) {
-        const std::vector<std::string> x = sorted_unique(*papers), y = sorted_unique(*other.papers);
-        out.papers.emplace();
-        std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(*out.papers));
-    } else {
-        out.papers = papers ? papers : other.papers;
-    }
+    if (papers && other.papers) out.papers = intersection(*papers, *other.papers);
+    else out.papers = papers ? papers : other.papers;
+    // Disjoint fields or venues: an empty list of papers is the filter that allows none.
+    if (none) out.papers = std::vector<std::string>{};
     return out;
 }
 
@@ -79,9 +82,18 @@ RowFilter rows_matching(const Corpus& corpus, const PaperFilter& filter) {
         const bool pass = in(fields, field) && in(venues, venue) &&
                           (!filter.min_citations || (citations && *citations >= *filter.min_citations));
         if (pass) rows.allow(row);
-        else if (filter.papers) rows.words[row / 64] &= ~(std::uint64_t(1) << (row % 64));
+        else if (filter.papers) rows.deny(row);
     });
     return rows;
+}
+
+std::shared_ptr<const RowFilter> RowFilterCache::rows(const PaperFilter& run, const std::optional<PaperFilter>& own) {
+    const PaperFilter filter = own ? run.and_also(*own) : run;
+    if (filter.empty()) return nullptr;
+    const std::string key = filter.key();
+    if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
+    if (by_key_.size() >= capacity_) by_key_.clear();
+    return by_key_[key] = std::make_shared<const RowFilter>(rows_matching(corpus_, filter));
 }
 
 }  // namespace novelty

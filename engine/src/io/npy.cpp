@@ -265,7 +265,7 @@ private:
 
 std::size_t checked_bytes(std::size_t rows, std::size_t cols, DType dtype) {
     std::size_t n = 0;
-    if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, dtype_size(dtype), &n))
+    if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, element_size(dtype), &n))
         throw UsageError("array of " + std::to_string(rows) + " x " + std::to_string(cols) +
                          " is too large");
     return n;
@@ -397,7 +397,7 @@ NpyMatrix NpyMatrix::open(const std::string& path) {
     const std::size_t offset = prefix + header_len, actual = file.size() - offset;
     std::size_t expected = 0;
     if (__builtin_mul_overflow(impl->rows, impl->cols, &expected) ||
-        __builtin_mul_overflow(expected, dtype_size(impl->dtype), &expected))
+        __builtin_mul_overflow(expected, element_size(impl->dtype), &expected))
         throw fail("shape " + shape_text(dims) + " is too large");
     const std::string what = "shape " + shape_text(dims) + " of '" + descr_text + "' needs " +
                              std::to_string(expected) + " bytes after the header";
@@ -405,7 +405,7 @@ NpyMatrix NpyMatrix::open(const std::string& path) {
         throw fail("data is truncated: " + what + " but the file has " + std::to_string(actual));
     if (actual > expected)
         throw fail("unexpected trailing data: " + what + " but the file has " + std::to_string(actual));
-    if (offset % dtype_size(impl->dtype) == 0) {
+    if (offset % element_size(impl->dtype) == 0) {
         impl->data = file.data() + offset;
     } else {  // never written by numpy, but possible: copy so that data() is aligned
         impl->copy.resize((expected + 3) / 4);

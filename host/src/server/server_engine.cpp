@@ -76,7 +76,7 @@ struct ServerEngine::Impl {
     std::size_t max_k = 0;
 
     std::mutex engine_mutex;  ///< corpus lookups, the index, the scorers and the filter cache
-    std::map<std::string, std::shared_ptr<const RowFilter>> filter_cache;  ///< PaperFilter::key() -> rows
+    std::unique_ptr<RowFilterCache> filter_masks;  ///< the masks of recent requests' filters
     std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Scorer>> scorers;
     std::unique_ptr<Embedder> embedder;  ///< made on first use by the embed worker
 
@@ -91,6 +91,7 @@ struct ServerEngine::Impl {
                                              "'novelty corpus add-vectors')");
         backend->tuning.threads = options.threads;
         index = backend->build(VectorView::of(corpus.vectors()));
+        filter_masks = std::make_unique<RowFilterCache>(corpus);
         dim = corpus.manifest().dim;
         max_k = std::min(options.max_k, SearchBackend::max_k);
         const BatcherOptions batching{options.max_batch, options.max_wait};
@@ -108,14 +109,6 @@ struct ServerEngine::Impl {
     RequestLimits limits() const { return RequestLimits{options.max_records, options.max_text_bytes}; }
 
     // --- resolving records (request threads) ------------------------------------------------
-
-    /// The row filter of `filter`, made once and kept for later requests (the 64 most recent).
-    std::shared_ptr<const RowFilter> filter_rows(const PaperFilter& filter) {
-        const std::string key = filter.key();
-        if (auto it = filter_cache.find(key); it != filter_cache.end()) return it->second;
-        if (filter_cache.size() >= 64) filter_cache.clear();
-        return filter_cache[key] = std::make_shared<const RowFilter>(rows_matching(corpus, filter));
-    }
 
     Resolved resolve(const std::vector<ApiRecord>& records, const std::string& key,
                      const std::optional<PartialDate>& cutoff, const PaperFilter& run_filter = {}) {
@@ -142,8 +135,7 @@ struct ServerEngine::Impl {
                                      "paper; send one of them");
                 }
                 out.scopes.push_back(scopes.resolve(r.id, r.date, r.exclude));
-                const PaperFilter filter = r.filter ? run_filter.and_also(*r.filter) : run_filter;
-                out.filters.push_back(filter.empty() ? nullptr : filter_rows(filter));
+                out.filters.push_back(filter_masks->rows(run_filter, r.filter));
             }
             if (std::all_of(out.filters.begin(), out.filters.end(), [](const auto& f) { return !f; })) out.filters.clear();
         }

@@ -75,6 +75,23 @@ TEST_F(FilterFixture, DisjointListsAllowNothingAndKeysAreCanonical) {
     EXPECT_FALSE(y.empty());
 }
 
+TEST_F(FilterFixture, TheCacheMakesEachMaskOnceAndCombinesRunAndRecord) {
+    const Corpus corpus = Corpus::open(dir);
+    RowFilterCache cache(corpus);
+    EXPECT_EQ(cache.rows(PaperFilter{}), nullptr);  // no filter at all
+    PaperFilter run;
+    run.fields = {"b"};
+    PaperFilter own;
+    own.min_citations = 5;
+    const auto both = cache.rows(run, own);
+    ASSERT_NE(both, nullptr);
+    EXPECT_EQ(allowed(corpus, *both), ids_where([](int i) { return i % 2 == 1 && i % 7 >= 5; }));
+    PaperFilter same_run;
+    same_run.fields = {"b", "b"};
+    EXPECT_EQ(cache.rows(same_run, own), both);  // an equal filter: the same mask, not a new one
+    EXPECT_EQ(allowed(corpus, *cache.rows(PaperFilter{}, own)), ids_where([](int i) { return i % 7 >= 5; }));
+}
+
 TEST(RecordFilter, ParsedFromRecordsWithClearErrors) {
     test::TempDir tmp;
     test::write_file(tmp.file("q.jsonl"),

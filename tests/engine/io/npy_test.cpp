@@ -77,10 +77,10 @@ std::string f32_data(const std::vector<float>& values) {
 }
 
 TEST(Npy, DTypeNamesAndSizes) {
-    EXPECT_STREQ(dtype_name(DType::f32), "f32");
-    EXPECT_STREQ(dtype_name(DType::f16), "f16");
-    EXPECT_EQ(dtype_size(DType::f32), 4u);
-    EXPECT_EQ(dtype_size(DType::f16), 2u);
+    EXPECT_STREQ(element_name(DType::f32), "f32");
+    EXPECT_STREQ(element_name(DType::f16), "f16");
+    EXPECT_EQ(element_size(DType::f32), 4u);
+    EXPECT_EQ(element_size(DType::f16), 2u);
 }
 
 TEST(Npy, ReadsGoodF32FixturesElementByElement) {
@@ -330,8 +330,8 @@ TEST(Npy, WriterStreamsRowsRoundTrip) {
     std::vector<float> values(rows * cols);
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.37f - 1000.0f;
     for (DType dtype : {DType::f32, DType::f16}) {
-        SCOPED_TRACE(dtype_name(dtype));
-        const std::string path = dir.file(std::string("s_") + dtype_name(dtype) + ".npy");
+        SCOPED_TRACE(element_name(dtype));
+        const std::string path = dir.file(std::string("s_") + element_name(dtype) + ".npy");
         NpyWriter w(path, dtype, cols);
         EXPECT_EQ(w.cols(), cols);
         std::size_t done = 0;

@@ -15,11 +15,6 @@ namespace novelty {
 /// Element type of a vector file: float32 or float16 (.npy has no bfloat16; writing one is refused).
 using DType = ElementType;
 
-/// "f32", "f16" (or "bf16"): element_name.
-inline const char* dtype_name(DType dtype) { return element_name(dtype); }
-/// Size of one element in bytes (4 or 2): element_size.
-inline std::size_t dtype_size(DType dtype) { return element_size(dtype); }
-
 /// A read-only, memory-mapped .npy array of rows x cols elements in C order. A 1-D file of
 /// length n opens as n x 1. The mapping lives as long as the object; moving is cheap.
 class NpyMatrix {

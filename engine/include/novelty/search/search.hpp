@@ -52,6 +52,7 @@ struct RowFilter {
     /// A filter over n_rows rows allowing none of them.
     static RowFilter none(std::size_t n_rows) { return RowFilter{n_rows, std::vector<std::uint64_t>((n_rows + 63) / 64, 0)}; }
     void allow(std::size_t row) { words[row / 64] |= std::uint64_t(1) << (row % 64); }
+    void deny(std::size_t row) { words[row / 64] &= ~(std::uint64_t(1) << (row % 64)); }
     bool allows(std::int64_t row) const {
         return row >= 0 && static_cast<std::size_t>(row) < n_rows &&
                ((words[static_cast<std::size_t>(row) / 64] >> (static_cast<std::size_t>(row) % 64)) & 1u) != 0;

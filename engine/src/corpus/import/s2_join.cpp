@@ -179,7 +179,7 @@ void S2Join::write_vectors(const std::string& vectors_path, CorpusManifest& mani
     if (n_rows != manifest.count) throw Error("s2 import: vectors written for " + std::to_string(n_rows) + " of " +
                                               std::to_string(manifest.count) + " papers");
     manifest.dim = dim_;
-    manifest.dtype = dtype_name(DType::f32);
+    manifest.dtype = element_name(DType::f32);
     manifest.embedder = EmbedderInfo{model_, dim_, ""};
     manifest.vectors_sha256 = sha256_file(vectors_path);
     manifest.vectors_fingerprint = file_fingerprint(vectors_path);

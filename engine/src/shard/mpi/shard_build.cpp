@@ -52,7 +52,7 @@ void check_same_corpus(const Corpus& corpus, const BuildArgs& args) {
 
 // Gathers this rank's rows (strided) out of the mapped vectors.
 void gather_rows(const NpyMatrix& vectors, Shard& shard) {
-    const std::size_t row_bytes = vectors.cols() * dtype_size(vectors.dtype());
+    const std::size_t row_bytes = vectors.cols() * element_size(vectors.dtype());
     const auto* all = static_cast<const unsigned char*>(vectors.data());
     shard.rows.resize(shard.map.local_rows() * row_bytes);
     for (std::size_t j = 0; j < shard.map.local_rows(); ++j)

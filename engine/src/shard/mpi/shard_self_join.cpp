@@ -30,7 +30,7 @@ std::size_t block_rows() {
 
 // The rows [g0, g1) as float32 in global order, from every rank's part of them.
 std::vector<float> gather_block(const Shard& shard, std::size_t g0, std::size_t g1, std::size_t dim, DType dtype) {
-    const std::size_t n_ranks = shard.map.n_ranks, elt = dtype_size(dtype), row_bytes = dim * elt;
+    const std::size_t n_ranks = shard.map.n_ranks, elt = element_size(dtype), row_bytes = dim * elt;
     std::vector<std::size_t> counts(n_ranks), firsts(n_ranks), offsets(n_ranks);
     std::size_t total = 0;
     for (std::size_t r = 0; r < n_ranks; ++r) {
