@@ -4,6 +4,7 @@
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
+#include "record_sink.hpp"
 
 #include "novelty/util/atomic_file.hpp"
 #include "novelty/util/error.hpp"
@@ -18,6 +19,8 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <utility>
 #include <filesystem>
 #include <sstream>
 
@@ -32,62 +35,76 @@ struct SearchArgs {
     QueryFlags queries;
     std::size_t k = 10;
     std::string out;
+    bool resume = false;
     DeviceFlags device;
 };
 
-/// Where search results go: a table on stdout, JSON Lines, or numpy arrays (.npz).
+/// Where search results go: a table on stdout or JSON Lines (through the one RecordSink, which
+/// resumes), or numpy arrays (.npz).
 class SearchSink {
 public:
     virtual ~SearchSink() = default;
+    /// Queries finished by an earlier, interrupted run (--resume).
+    virtual const std::set<std::string>& done() const {
+        static const std::set<std::string> none;
+        return none;
+    }
     /// Results of queries [begin, begin + top.n_queries).
     virtual void add(const QueryInput& input, std::size_t begin, const TopK& top) = 0;
-    virtual void finish() {}
+    virtual void finish() = 0;
 };
 
-class TableSink final : public SearchSink {
+/// The table (stdout) or JSON Lines (one line per query, resumable): ids and titles looked up
+/// once per batch, lines formatted on all cores.
+class RecordSearchSink final : public SearchSink {
 public:
-    explicit TableSink(const Corpus& corpus) : corpus_(corpus) {}
+    RecordSearchSink(const Corpus& corpus, const QueryInput& input, const std::string& out, bool resume,
+                     std::size_t threads)
+        : corpus_(corpus), input_(input), sink_(out, RecordSink::Kind::jsonl, resume, "", "", "query"),
+          threads_(threads) {}
+    const std::set<std::string>& done() const override { return sink_.done(); }
     void add(const QueryInput& input, std::size_t begin, const TopK& top) override {
         const PaperLabels labels = corpus_.labels(top.rows);
-        for (std::size_t local = 0; local < top.n_queries; ++local) {
-            const std::size_t i = begin + local;
-            std::printf("query %s%s\n", input.records[i].id.c_str(),
-                        input.scopes[i].cutoff.empty() ? "" : (" (cutoff " + input.scopes[i].cutoff + ")").c_str());
-            if (top.count[local] == 0) std::printf("  (no searchable papers)\n");
-            for (std::size_t r = 0; r < top.count[local]; ++r) {
-                const std::size_t at = labels.index_of(top.row(local, r));
-                std::printf("  %3zu. %.4f  %s  %s\n", r + 1, top.sim(local, r), labels.ids[at].c_str(),
-                            labels.titles[at].substr(0, 90).c_str());
-            }
-        }
-    }
-
-private:
-    const Corpus& corpus_;
-};
-
-/// One JSON line per query; ids and titles looked up once per batch, lines formatted on all cores.
-class JsonLinesSink final : public SearchSink {
-public:
-    JsonLinesSink(const Corpus& corpus, const std::string& path, std::size_t threads)
-        : corpus_(corpus), out_(path), threads_(threads) {}
-    void add(const QueryInput& input, std::size_t begin, const TopK& top) override {
-        const PaperLabels labels = corpus_.labels(top.rows);
+        const bool table = sink_.kind() == RecordSink::Kind::table;
         const std::string text = format_lines(
             top.n_queries,
             [&](std::size_t local, std::string& line) {
                 const std::size_t i = begin + local;
-                append_search_result_json(line, labels, input.records[i].id, top, local, input.scopes[i].cutoff,
-                                          input.scopes[i].row_limit);
+                if (table)
+                    append_table_entry(line, labels, input, i, top, local);
+                else
+                    append_search_result_json(line, labels, input.records[i].id, top, local, input.scopes[i].cutoff,
+                                              input.scopes[i].row_limit);
             },
             threads_);
-        out_.write(text.data(), text.size());
+        std::vector<std::string> ids;
+        for (std::size_t local = 0; local < top.n_queries; ++local) ids.push_back(input.records[begin + local].id);
+        sink_.write_lines(ids, text);
     }
-    void finish() override { out_.commit(); }
+    void finish() override {
+        std::vector<std::string> ids;
+        for (const QueryRecord& record : input_.records) ids.push_back(record.id);
+        sink_.finish(ids);
+    }
 
 private:
+    /// A query's block of the table: its id (and cutoff), then one line per neighbour.
+    static void append_table_entry(std::string& out, const PaperLabels& labels, const QueryInput& input, std::size_t i,
+                                   const TopK& top, std::size_t local) {
+        out += "query " + input.records[i].id;
+        if (!input.scopes[i].cutoff.empty()) out += " (cutoff " + input.scopes[i].cutoff + ")";
+        if (top.count[local] == 0) out += "\n  (no searchable papers)";
+        char head[64];
+        for (std::size_t r = 0; r < top.count[local]; ++r) {
+            const std::size_t at = labels.index_of_input[local * top.k + r];
+            std::snprintf(head, sizeof head, "\n  %3zu. %.4f  ", r + 1, top.sim(local, r));
+            out += head + labels.ids[at] + "  " + labels.titles[at].substr(0, 90);
+        }
+    }
+
     const Corpus& corpus_;
-    AtomicFile out_;
+    const QueryInput& input_;
+    RecordSink sink_;
     std::size_t threads_;
 };
 
@@ -127,8 +144,8 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             chunk.clear();
             for (std::size_t r = 0; r < k_; ++r) {
-                const std::int64_t row = rows_[i * k_ + r];
-                append_utf32_item(chunk, row < 0 ? std::string() : labels.ids[labels.index_of(row)], id_width);
+                const std::uint32_t at = labels.index_of_input[i * k_ + r];
+                append_utf32_item(chunk, at == PaperLabels::no_row ? std::string() : labels.ids[at], id_width);
             }
             npz.write(chunk.data(), chunk.size());
         }
@@ -152,7 +169,8 @@ bool ends_with(const std::string& text, const std::string& suffix) {
     return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-void report_search_notes(const QueryInput& input, std::size_t n_short, std::size_t k, const std::string& out) {
+void report_search_notes(const QueryInput& input, std::size_t n_short, std::size_t k, const std::string& out,
+                         std::size_t n_resumed) {
     std::size_t n_unknown = 0;
     for (const RecordScope& scope : input.scopes) n_unknown += scope.unknown_excluded > 0;
     if (n_short > 0)
@@ -162,37 +180,55 @@ void report_search_notes(const QueryInput& input, std::size_t n_short, std::size
         std::fprintf(stderr, "novelty: note: %s listed excluded ids that are not in the corpus\n",
                      count_of(n_unknown, "query").c_str());
     if (!out.empty())
-        std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(input.records.size(), "result").c_str(), out.c_str());
+        std::fprintf(stderr, "novelty: wrote %s to %s%s\n", count_of(input.records.size(), "result").c_str(), out.c_str(),
+                     n_resumed == 0 ? "" : (" (" + thousands(n_resumed) + " from an earlier run)").c_str());
+}
+
+/// The queries not finished by an earlier run, as consecutive runs [begin, end) of at most
+/// `max_run` queries, in input order.
+std::vector<std::pair<std::size_t, std::size_t>> query_runs(const QueryInput& input, const std::set<std::string>& done,
+                                                            std::size_t max_run) {
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for (std::size_t i = 0; i < input.records.size(); ++i) {
+        if (done.count(input.records[i].id)) continue;
+        if (!runs.empty() && runs.back().second == i && i - runs.back().first < max_run)
+            ++runs.back().second;
+        else
+            runs.emplace_back(i, i + 1);
+    }
+    return runs;
+}
+
+std::unique_ptr<SearchSink> make_search_sink(const Corpus& corpus, const QueryInput& input, const SearchArgs& args) {
+    if (ends_with(args.out, ".npz")) {
+        if (args.resume) throw UsageError("--resume continues a JSON Lines --out file; .npz arrays are written whole");
+        return std::make_unique<NpzSink>(corpus, input, args.out, args.k);
+    }
+    if (args.resume && args.out.empty()) throw UsageError("--resume continues an --out file; none was given");
+    return std::make_unique<RecordSearchSink>(corpus, input, args.out, args.resume, args.queries.threads);
 }
 
 int run_search(const SearchArgs& args) {
     refuse_output_over_inputs("--out", args.out, {args.queries.path, args.queries.vectors});
     const Corpus corpus = Corpus::open(args.corpus);
     const QueryInput input = load_queries(corpus, args.queries, "queries");
-    const std::size_t n = input.records.size();
-
     auto backend = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
     const std::unique_ptr<SearchIndex> index = make_index(corpus, *backend, args.device);
-    std::unique_ptr<SearchSink> sink;
-    if (args.out.empty()) {
-        sink = std::make_unique<TableSink>(corpus);
-    } else if (ends_with(args.out, ".npz")) {
-        sink = std::make_unique<NpzSink>(corpus, input, args.out, args.k);
-    } else {
-        sink = std::make_unique<JsonLinesSink>(corpus, args.out, args.queries.threads);
-    }
+    const std::unique_ptr<SearchSink> sink = make_search_sink(corpus, input, args);
+    const auto runs = query_runs(input, sink->done(), queries_per_batch);
+    std::size_t n_todo = 0, n_searched = 0, n_short = 0;
+    for (const auto& [begin, end] : runs) n_todo += end - begin;
     host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());
-    std::size_t n_short = 0;
-    for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
-        const std::size_t end = std::min(n, begin + queries_per_batch);
+    for (const auto& [begin, end] : runs) {
         const TopK top = index->search(query_slice(input, begin, end), args.k);
         for (std::size_t local = 0; local < top.n_queries; ++local) n_short += top.count[local] < args.k;
         sink->add(input, begin, top);
-        bar.update(end, n);
+        n_searched += end - begin;
+        bar.update(n_searched, n_todo);
     }
     sink->finish();
     bar.finish();
-    report_search_notes(input, n_short, args.k, args.out);
+    report_search_notes(input, n_short, args.k, args.out, input.records.size() - n_todo);
     return exit_ok;
 }
 
@@ -277,6 +313,8 @@ void add_search_commands(CLI::App& app, int& exit_code) {
                        "Write the results here: JSON Lines (one result per query, in input order), or numpy arrays "
                        "when the name ends in .npz (sims, rows, ids, counts, queries, searchable; docs/formats.md); "
                        "default: a table on stdout");
+    search->add_flag("--resume", search_args->resume,
+                     "Continue an interrupted run writing JSON Lines: queries already in OUT.partial are skipped");
     search->add_option("--threads", search_args->queries.threads, "Worker threads (default: all cores)")
         ->check(CLI::NonNegativeNumber);
     add_device_flags(search, search_args->device);

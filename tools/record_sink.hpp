@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace novelty::cli {
@@ -16,16 +17,19 @@ public:
     enum class Kind { table, jsonl, csv };
 
     /// A table on stdout when `out` is "" (`table_header` printed first), else OUT in `kind`
-    /// (jsonl or csv, `csv_header` heading a CSV file). An existing OUT.partial without `resume`
-    /// is a UsageError.
+    /// (jsonl or csv, `csv_header` heading a CSV file; a JSON Lines record's id under `id_key`).
+    /// An existing OUT.partial without `resume` is a UsageError.
     RecordSink(const std::string& out, Kind kind, bool resume, const std::string& table_header = "",
-               const std::string& csv_header = "");
+               const std::string& csv_header = "", const std::string& id_key = "id");
 
     Kind kind() const { return kind_; }
     /// Ids finished by an earlier, interrupted run (empty for a table).
     const std::set<std::string>& done() const;
     /// One record's line, without a newline.
     void write(const std::string& id, const std::string& line);
+    /// The records of `ids` at once: `lines` holds one line per id (for a table, any text), in
+    /// that order, each ending with '\n'.
+    void write_lines(const std::vector<std::string>& ids, std::string_view lines);
     /// Puts OUT in place with the records in the order of `ids`; returns the records written
     /// (0 for a table).
     std::size_t finish(const std::vector<std::string>& ids);

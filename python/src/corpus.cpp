@@ -47,7 +47,10 @@ nb::dict paper_dict(const Paper& p) {
 nb::list ids_of(const CorpusHandle& h, const std::vector<std::int64_t>& rows) {
     const PaperLabels labels = with_lock(*h.lock, [&] { return h.corpus->labels(rows, false); });
     nb::list out;
-    for (std::int64_t row : rows) out.append(row < 0 ? std::string() : labels.ids[labels.index_of(row)]);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::uint32_t at = labels.index_of_input[i];
+        out.append(at == PaperLabels::no_row ? std::string() : labels.ids[at]);
+    }
     return out;
 }
 

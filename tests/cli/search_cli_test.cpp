@@ -228,3 +228,41 @@ TEST(SearchCli, ManyBatchesAreWrittenInInputOrderAsTheyAreSearched) {
     }
     EXPECT_EQ(lines.back()["query"], "8999");
 }
+
+TEST(SearchCli, ResumeKeepsFinishedQueriesAndWritesWhatAFullRunWrites) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const auto values = novelty::test::random_unit_rows(40, 6, 17);
+    novelty::write_npy(tmp.file("q.npy"), novelty::DType::f32, 40, 6, values.data());
+    const std::string base = "search -q --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.npy")) +
+                             " --k 3 --out ";
+    ASSERT_EQ(run_cli(base + shell_quote(tmp.file("full.jsonl"))).exit_code, 0);
+    const std::string full = novelty::test::read_file(tmp.file("full.jsonl"));
+    std::vector<std::string> lines;
+    {
+        std::istringstream in(full);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    ASSERT_EQ(lines.size(), 40u);
+    // An interrupted run: queries 0-9 finished (query 3's line marked, to show it is kept and not
+    // searched again), then a line cut short.
+    std::string partial;
+    for (std::size_t i = 0; i < 10; ++i) partial += (i == 3 ? lines[i].substr(0, lines[i].size() - 1) + ",\"kept\":1}" : lines[i]) + "\n";
+    partial += lines[10].substr(0, 20);
+    const std::string out = tmp.file("out.jsonl");
+    novelty::test::write_file(out + ".partial", partial);
+    auto r = run_cli(base + shell_quote(out));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+    r = run_cli(base + shell_quote(out) + " --resume");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("wrote 40 results to " + out + " (10 from an earlier run)"), std::string::npos) << r.err;
+    std::string expected;
+    for (std::size_t i = 0; i < 40; ++i) expected += (i == 3 ? lines[i].substr(0, lines[i].size() - 1) + ",\"kept\":1}" : lines[i]) + "\n";
+    EXPECT_EQ(novelty::test::read_file(out), expected);
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+    // Arrays are written whole: nothing to resume.
+    r = run_cli(base + shell_quote(tmp.file("a.npz")) + " --resume");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--resume continues a JSON Lines --out file"), std::string::npos) << r.err;
+}

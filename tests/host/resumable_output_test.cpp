@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace novelty::host {
 namespace {
@@ -46,6 +47,49 @@ TEST(ResumableOutput, JsonLinesRedoRecordsWithAnError) {
     second.write("b", R"({"id":"b","v":2})");
     second.finish({"b", "a"});
     EXPECT_EQ(test::read_file(out), "{\"id\":\"b\",\"v\":2}\n{\"id\":\"a\",\"v\":1}\n");
+}
+
+TEST(ResumableOutput, RecordsAlreadyInInputOrderAreRenamedIntoPlace) {
+    test::TempDir tmp;
+    const std::string out = tmp.file("out.jsonl");
+    test::write_file(out, "old\n");
+    ResumableOutput output(out, false, Format::jsonl, "", "query");
+    output.write_lines({"a", "b"}, "{\"query\":\"a\"}\n{\"query\":\"b\"}\n");
+    output.write("c", R"({"query":"c"})");
+    EXPECT_EQ(test::read_file(out), "old\n");  // untouched until finish()
+    EXPECT_EQ(output.finish({"a", "b", "c"}), 3u);
+    EXPECT_EQ(test::read_file(out), "{\"query\":\"a\"}\n{\"query\":\"b\"}\n{\"query\":\"c\"}\n");
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+}
+
+TEST(ResumableOutput, BlocksOfLinesResumeUnderTheirIdKeyAndAreReordered) {
+    test::TempDir tmp;
+    const std::string out = tmp.file("out.jsonl");
+    {
+        ResumableOutput first(out, false, Format::jsonl, "", "query");
+        first.write_lines({"c", "a"}, "{\"query\":\"c\",\"n\":3}\n{\"query\":\"a\",\"n\":1}\n");
+        // A line count that differs from the ids is refused, and nothing of it is written.
+        EXPECT_THROW(first.write_lines({"b"}, "{\"query\":\"b\"}\n{\"query\":\"x\"}\n"), Error);
+        EXPECT_THROW(first.write_lines({"b"}, "{\"query\":\"b\"}"), Error);
+    }
+    ResumableOutput second(out, true, Format::jsonl, "", "query");
+    EXPECT_EQ(second.done(), (std::set<std::string>{"a", "c"}));
+    second.write("b", R"({"query":"b","n":2})");
+    second.write("z", R"({"query":"z","n":26})");  // not among the ids: last
+    EXPECT_EQ(second.finish({"a", "b", "c"}), 4u);
+    EXPECT_EQ(test::read_file(out),
+              "{\"query\":\"a\",\"n\":1}\n{\"query\":\"b\",\"n\":2}\n{\"query\":\"c\",\"n\":3}\n"
+              "{\"query\":\"z\",\"n\":26}\n");
+}
+
+TEST(ResumableOutput, AnIdWrittenTwiceKeepsItsLastLine) {
+    test::TempDir tmp;
+    const std::string out = tmp.file("out.jsonl");
+    ResumableOutput output(out, false);
+    output.write("a", R"({"id":"a","v":1})");
+    output.write("a", R"({"id":"a","v":2})");
+    EXPECT_EQ(output.finish({"a"}), 1u);
+    EXPECT_EQ(test::read_file(out), "{\"id\":\"a\",\"v\":2}\n");
 }
 
 }  // namespace

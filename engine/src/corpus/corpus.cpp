@@ -140,10 +140,21 @@ std::size_t PaperLabels::index_of(std::int64_t row) const {
 
 PaperLabels Corpus::labels(const std::vector<std::int64_t>& rows, bool with_titles) const {
     PaperLabels out;
-    out.rows = rows;
-    std::sort(out.rows.begin(), out.rows.end());
-    out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
-    out.rows.erase(out.rows.begin(), std::lower_bound(out.rows.begin(), out.rows.end(), 0));
+    if (rows.size() >= PaperLabels::no_row)
+        throw UsageError("labels of " + std::to_string(rows.size()) + " rows at once; at most " +
+                         std::to_string(PaperLabels::no_row - 1) + " are supported");
+    // Sorting (row, position) pairs gives the distinct rows in order and each position's label
+    // index in one pass.
+    std::vector<std::pair<std::int64_t, std::uint32_t>> by_row;
+    by_row.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (rows[i] >= 0) by_row.emplace_back(rows[i], static_cast<std::uint32_t>(i));
+    std::sort(by_row.begin(), by_row.end());
+    out.index_of_input.assign(rows.size(), PaperLabels::no_row);
+    for (const auto& [row, position] : by_row) {
+        if (out.rows.empty() || out.rows.back() != row) out.rows.push_back(row);
+        out.index_of_input[position] = static_cast<std::uint32_t>(out.rows.size() - 1);
+    }
     if (out.rows.empty()) return out;
     if (static_cast<std::size_t>(out.rows.back()) >= size())
         throw UsageError("row " + std::to_string(out.rows.back()) + " is outside the corpus (" + std::to_string(size()) +

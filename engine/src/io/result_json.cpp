@@ -74,12 +74,14 @@ void append_search_result_json(std::string& out, const PaperLabels& labels, cons
                                std::size_t k) {
     using namespace json_text;
     const std::size_t n = k == 0 ? top.count[query] : std::min(k, top.count[query]);
+    // Labels over exactly top.rows give each entry's label directly; others are searched.
+    const bool by_position = labels.index_of_input.size() == top.rows.size();
     out += "{\"query\":";
     append_string(out, query_id);
     out += ",\"neighbors\":[";
     for (std::size_t r = 0; r < n; ++r) {
         const std::int64_t row = top.row(query, r);
-        const std::size_t at = labels.index_of(row);
+        const std::size_t at = by_position ? labels.index_of_input[query * top.k + r] : labels.index_of(row);
         out += r == 0 ? "{\"id\":" : ",{\"id\":";
         append_string(out, labels.ids[at]);
         out += ",\"row\":";

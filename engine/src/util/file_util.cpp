@@ -70,6 +70,17 @@ void AtomicFile::commit() {
     fsync_path(parent.empty() ? "." : parent.string());
 }
 
+void rename_into_place(const std::string& from, const std::string& to) {
+    fsync_path(from);
+    kill_point(kill_step_for("rename", to));
+    std::error_code error;
+    std::filesystem::rename(from, to, error);
+    if (error) throw Error(to + ": cannot rename " + from + " into place: " + error.message());
+    kill_point(kill_step_for("renamed", to));
+    const auto parent = std::filesystem::path(to).parent_path();
+    fsync_path(parent.empty() ? "." : parent.string());
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
     AtomicFile file(path);
     file.write(bytes.data(), bytes.size());

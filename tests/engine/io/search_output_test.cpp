@@ -165,10 +165,16 @@ TEST(SearchOutput, LabelsMatchOneLookupPerRow) {
     const PaperLabels labels = corpus.labels(rows);
     EXPECT_TRUE(std::is_sorted(labels.rows.begin(), labels.rows.end()));
     EXPECT_EQ(labels.rows.front(), 0);
-    for (const std::int64_t row : rows) {
-        if (row < 0) continue;
+    ASSERT_EQ(labels.index_of_input.size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::int64_t row = rows[i];
+        if (row < 0) {
+            EXPECT_EQ(labels.index_of_input[i], PaperLabels::no_row) << i;
+            continue;
+        }
         const auto [id, title] = corpus.id_and_title(static_cast<std::size_t>(row));
         const std::size_t at = labels.index_of(row);
+        EXPECT_EQ(labels.index_of_input[i], at) << i;
         EXPECT_EQ(labels.ids[at], id);
         EXPECT_EQ(labels.titles[at], title);
     }

@@ -104,10 +104,15 @@ void write_manifest(const std::string& dir, const CorpusManifest& manifest);
 
 /// The ids and titles of a set of corpus rows, looked up together (Corpus::labels).
 struct PaperLabels {
+    static constexpr std::uint32_t no_row = 0xffffffffu;
     std::vector<std::int64_t> rows;  ///< distinct, ascending
     std::vector<std::string> ids;    ///< ids[i] is the id of rows[i]
     std::vector<std::string> titles; ///< empty when titles were not asked for
-    /// Index of `row` in `rows`; throws UsageError when it was not looked up.
+    /// One entry per row given to Corpus::labels, in the order given: the index of that row in
+    /// `rows` (no_row for a negative row). Lets a caller that holds the looked-up row list (a
+    /// TopK's rows) find each label in O(1), without a search per neighbour.
+    std::vector<std::uint32_t> index_of_input;
+    /// Index of `row` in `rows` (a binary search); throws UsageError when it was not looked up.
     std::size_t index_of(std::int64_t row) const;
 };
 

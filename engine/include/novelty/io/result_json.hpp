@@ -52,8 +52,9 @@ std::string search_result_json(const Corpus& corpus, const std::string& query_id
                                const std::string& cutoff, std::size_t searchable, std::size_t k = 0);
 
 /// The same line (and the same bytes), appended to `out`, with ids and titles taken from
-/// `labels` (Corpus::labels over the result's rows): no lookup per neighbour, and safe to call
-/// from several threads at once.
+/// `labels` (Corpus::labels over the result's rows: over exactly `top.rows`, each label is found
+/// by its position; over another list holding them, by a search): no database lookup per
+/// neighbour, and safe to call from several threads at once.
 void append_search_result_json(std::string& out, const PaperLabels& labels, const std::string& query_id,
                                const TopK& top, std::size_t query, const std::string& cutoff, std::size_t searchable,
                                std::size_t k = 0);

@@ -25,4 +25,8 @@ private:
     std::FILE* file_ = nullptr;
 };
 
+/// Puts the complete file `from` at `to` (in the same directory) so that `to` is either its old
+/// content or all of `from`'s: fsync of `from`, rename, fsync of the directory. Throws Error.
+void rename_into_place(const std::string& from, const std::string& to);
+
 }  // namespace novelty
