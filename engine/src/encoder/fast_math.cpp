@@ -7,10 +7,26 @@ namespace novelty::encoder {
 
 namespace {
 
+// The 8-wide vector helpers below are internal (inlined, never called across an ABI boundary),
+// so GCC's note that their ABI depends on AVX being enabled does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 typedef float f8 __attribute__((vector_size(32)));
 typedef std::int32_t i8 __attribute__((vector_size(32)));
 
 inline f8 splat(float v) { return f8{v, v, v, v, v, v, v, v}; }
+
+// The bits of a float vector as integers and back (memcpy: defined behaviour, compiled to nothing).
+inline i8 bits_of(f8 v) {
+    i8 bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+inline f8 float_of(i8 bits) {
+    f8 v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
 inline i8 splat_i(std::int32_t v) { return i8{v, v, v, v, v, v, v, v}; }
 
 inline f8 exp8(f8 x) {
@@ -19,7 +35,7 @@ inline f8 exp8(f8 x) {
     // n = round(x / ln 2) by the 1.5 * 2^23 trick; r = x - n ln 2 in [-ln2/2, ln2/2].
     const f8 magic = splat(12582912.0f);
     const f8 t = x * splat(1.44269504088896341f) + magic;
-    const i8 n = reinterpret_cast<const i8&>(t) - reinterpret_cast<const i8&>(magic);
+    const i8 n = bits_of(t) - bits_of(magic);
     const f8 nf = t - magic;
     const f8 r = x - nf * splat(0.693145751953125f) - nf * splat(1.428606765330187e-06f);
     // exp(r) by its Taylor series to degree 7 (|r| <= 0.347: truncation error below 1e-8).
@@ -32,14 +48,14 @@ inline f8 exp8(f8 x) {
     p = p * r + splat(1.0f);
     p = p * r + splat(1.0f);
     const i8 bits = (n + splat_i(127)) << 23;
-    return p * reinterpret_cast<const f8&>(bits);
+    return p * float_of(bits);
 }
 
 inline f8 erf8(f8 x) {
-    const i8 xi = reinterpret_cast<const i8&>(x);
+    const i8 xi = bits_of(x);
     const i8 sign = xi & splat_i(static_cast<std::int32_t>(0x80000000u));
     const i8 ai = xi & splat_i(0x7fffffff);
-    const f8 a = reinterpret_cast<const f8&>(ai);
+    const f8 a = float_of(ai);
     const f8 t = splat(1.0f) / (splat(1.0f) + splat(0.3275911f) * a);
     f8 y = splat(1.061405429f);
     y = y * t - splat(1.453152027f);
@@ -48,8 +64,7 @@ inline f8 erf8(f8 x) {
     y = y * t + splat(0.254829592f);
     y = y * t;
     const f8 magnitude = splat(1.0f) - y * exp8(-(a * a));
-    const i8 signed_bits = reinterpret_cast<const i8&>(magnitude) | sign;
-    return reinterpret_cast<const f8&>(signed_bits);
+    return float_of(bits_of(magnitude) | sign);
 }
 
 inline f8 load(const float* p) {
