@@ -171,6 +171,114 @@ int sweep(std::size_t rows, std::size_t queries, std::size_t dim, std::size_t k,
             throw std::runtime_error("bad variant '" + variant + "'");
         setenv("NOVELTY_CUDA_SELECT_ALGO", std::to_string(algo).c_str(), 1);
         setenv("NOVELTY_CUDA_OVERLAP", std::to_string(overlap).c_str(), 1);
+        novelty::CudaBackendOptions options;
+        options.storage = novelty::parse_storage(storage);
+        auto backend = novelty::make_cuda_backend(options);
+        backend->tuning.query_tile = query_tile;
+        backend->tuning.corpus_tile = corpus_tile;
+        auto index = backend->build(corpus);
+        index->search(one, k);
+        std::vector<double> times;
+        for (std::size_t rep = 0; rep < reps; ++rep) {
+            const auto start = clock_type::now();
+            index->search(all, k);
+            times.push_back(seconds_since(start));
+        }
+        std::printf("{\"mode\": \"sweep\", \"variant\": \"%s\", \"rows\": %zu, \"queries\": %zu, \"seconds\": %.4f, "
+                    "\"min_s\": %.4f, \"max_s\": %.4f}\n",
+                    variant.c_str(), rows, queries, median(times), *std::min_element(times.begin(), times.end()),
+                    *std::max_element(times.begin(), times.end()));
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+/// The comma-separated items of `list`.
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+        std::size_t end = list.find(',', begin);
+        if (end == std::string::npos) end = list.size();
+        if (end > begin) out.push_back(list.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return out;
+}
+
+/// Prints how far `got` is from the CPU's `want` (the first want.n_queries queries of got).
+void print_check(const novelty::TopK& got, const novelty::TopK& want, std::size_t rows, const std::string& tile) {
+    std::size_t apart = 0, same = 0;
+    double max_diff = 0;
+    for (std::size_t i = 0; i < want.n_queries; ++i)
+        for (std::size_t r = 0; r < want.count[i]; ++r) {
+            max_diff = std::max(max_diff, double(std::fabs(got.sim(i, r) - want.sim(i, r))));
+            const bool left = r == 0 || want.sim(i, r - 1) - want.sim(i, r) > 1e-6f;
+            const bool right = r + 1 == want.count[i] || want.sim(i, r) - want.sim(i, r + 1) > 1e-6f;
+            if (!(left && right)) continue;
+            ++apart;
+            same += got.row(i, r) == want.row(i, r);
+        }
+    std::printf("{\"mode\": \"check\", \"rows\": %zu, \"tile\": \"%s\", \"check_queries\": %zu, \"apart_ranks\": %zu, "
+                "\"rows_equal_share\": %.6f, \"max_sim_diff\": %.3e}\n",
+                rows, tile.c_str(), want.n_queries, apart, apart ? double(same) / apart : 1.0, max_diff);
+    std::fflush(stdout);
+}
+
+/// A backend for one similarity tile type, with the tile sizes asked for.
+std::unique_ptr<novelty::SearchBackend> bench_backend(const std::string& storage, const std::string& tile,
+                                                      std::size_t query_tile, std::size_t corpus_tile) {
+    novelty::CudaBackendOptions options;
+    options.storage = novelty::parse_storage(storage);
+    options.similarity_tile = novelty::parse_storage(tile);
+    auto backend = novelty::make_cuda_backend(options);
+    backend->tuning.query_tile = query_tile;
+    backend->tuning.corpus_tile = corpus_tile;
+    return backend;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: cuda_search_bench gemm-rate|search|selfjoin [flags]\n");
+        return 2;
+    }
+    const std::string mode = argv[1];
+    std::size_t rows = 1000000, queries = 50000, dim = 1024, k = 100, q = 50, k_stored = 0, reps = 3;
+    std::size_t query_tile = 0, corpus_tile = 0;
+    std::string variants;
+    std::string storage = "f16";
+    std::string profile_path;
+    std::string tiles = "f32";
+    std::size_t check = 0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i], value = argv[i + 1];
+        if (flag == "--rows") rows = std::stoul(value);
+        else if (flag == "--queries") queries = std::stoul(value);
+        else if (flag == "--dim") dim = std::stoul(value);
+        else if (flag == "--k") k = std::stoul(value);
+        else if (flag == "--q") q = std::stoul(value);
+        else if (flag == "--k-stored") k_stored = std::stoul(value);
+        else if (flag == "--reps") reps = std::stoul(value);
+        else if (flag == "--storage") storage = value;
+        else if (flag == "--variants") variants = value;
+        else if (flag == "--query-tile") query_tile = std::stoul(value);
+        else if (flag == "--corpus-tile") corpus_tile = std::stoul(value);
+        else if (flag == "--profile") profile_path = value;
+        else if (flag == "--tiles") tiles = value;
+        else if (flag == "--check") check = std::stoul(value);
+        else {
+            std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+            return 2;
+        }
+    }
+    try {
+        if (mode == "gemm-rate") {
+            std::printf("{\"mode\": \"gemm-rate\", \"bf16_tflops\": %.1f}\n", gemm_rate());
+            return 0;
+        }
+        if (mode == "sweep") return sweep(rows, queries, dim, k, reps, storage, variants);
         if (mode != "search" && mode != "selfjoin") {
             std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
             return 2;
