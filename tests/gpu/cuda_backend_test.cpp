@@ -1,6 +1,6 @@
 // What is particular to the CUDA backend, beyond the conformance suite every backend passes
-// (tests/engine/search/search_conformance_test.cpp, which runs the CUDA cases in the CPU test binary of a
-// CUDA build): float16 recall against the CPU backend, a streamed 16-bit corpus re-scored like
+// (tests/engine/search/search_conformance_test.cpp, compiled into both the CPU test binary of a
+// CUDA build and this one, which is what bench/device_check.sh runs on the card): float16 recall against the CPU backend, a streamed 16-bit corpus re-scored like
 // a resident one, one corpus upload per index, the threshold filter's overflow, memory budgets,
 // the phase profile, 16-bit similarity tiles and device errors. Every suite skips without a device.
 #include <gtest/gtest.h>
