@@ -284,6 +284,8 @@ TEST_F(CudaBackend, HalfTilesGiveTheCpuTopKOnAFloat16Corpus) {
     for (const char* expected : {"\"half_tiles\": ", "\"half_tile_calls\": 1", "\"resident\": true"})
         EXPECT_NE(line.find(expected), std::string::npos) << expected << " not in " << line;
     EXPECT_EQ(line.find("overflow_redos"), std::string::npos) << line;
+    // The filter re-scored every kept entry: the final re-scoring is not repeated.
+    EXPECT_EQ(line.find("\"rescore\""), std::string::npos) << line;
     std::remove(path.c_str());
 }
 

@@ -95,7 +95,7 @@ private:
                                           float margin, bool fresh) const;
     void mask_tile(const TileJob& job, std::size_t b0, void* sims, bool half);
     // The finisher.
-    int results_out(std::size_t nb);
+    int results_out(std::size_t nb, bool values_exact);
 
     DeviceContext& ctx_;
     const TiledSearchArgs& args_;
@@ -389,7 +389,9 @@ bool TiledSearch::run_pass(std::size_t b0, std::size_t nb, std::size_t batch_lim
     steps_done_ = (b0 / batch_) * n_chunks_;
     for (std::size_t chunk = 0; chunk < chunks_needed; ++chunk)
         search_chunk(chunk, chunks_needed, b0, nb, filtering, tile_started);
-    return results_out(nb) != 0;
+    // A filtered pass over 16-bit tiles holds exactly re-scored values already (filter_rescore.cu
+    // computes them as candidate_dots.cu does): the final re-scoring would repeat them.
+    return results_out(nb, half_ && filtering) != 0;
 }
 
 void TiledSearch::search_chunk(std::size_t chunk, std::size_t chunks_needed, std::size_t b0, std::size_t nb,
@@ -550,9 +552,10 @@ kernels::FilterRescoreJob TiledSearch::rescore_job(const TileJob& job, const voi
 
 // --- the finisher --------------------------------------------------------------------------
 
-/// Queues the copies of the batch's running best k (re-scored first when rescore_), allocates
-/// the result while the device works, waits, and returns the filter's overflow flag.
-int TiledSearch::results_out(std::size_t nb) {
+/// Queues the copies of the batch's running best k (re-scored first when rescore_ and the
+/// values are not exact already), allocates the result while the device works, waits, and
+/// returns the filter's overflow flag.
+int TiledSearch::results_out(std::size_t nb, bool values_exact) {
     Workspace& w = ctx_.workspace;
     auto* host_vals = static_cast<float*>(w.host_vals.get());
     auto* host_idx = static_cast<std::int64_t*>(w.host_idx.get());
@@ -566,7 +569,7 @@ int TiledSearch::results_out(std::size_t nb) {
         NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_idx, k_ * sizeof(std::int64_t), w.cand_idx.get(),
                                              width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
                                              cudaMemcpyDeviceToHost, stream_));
-        if (rescore_) {
+        if (rescore_ && !values_exact) {
             NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(w.rerank_idx.get(), k_ * sizeof(std::int64_t), w.cand_idx.get(),
                                                  width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
                                                  cudaMemcpyDeviceToDevice, stream_));
