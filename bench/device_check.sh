@@ -7,13 +7,18 @@
 #                                packs them with the shared libraries they need that a GPU
 #                                machine may lack into .device/ (git-ignored; under 60 MB).
 #   bench/device_check.sh run    on the GPU machine, from the repository root: runs the GPU tests,
-#                                the CUDA benchmarks and the PyTorch peer (the machine's python3
-#                                with torch), the CLI under mpirun when the machine has Open MPI
+#                                the CUDA benchmarks (each similarity tile type in TILES on the
+#                                same data, checked against the CPU on CHECK queries), the PyTorch
+#                                peer (the machine's python3 with torch), the peers in PEERS
+#                                (bench/cuda_search_peers.py: cuVS brute force, FAISS
+#                                GpuIndexFlatIP, CuPy; one absent says "not available: why"),
+#                                the CLI under mpirun when the machine has Open MPI
 #                                (docs/scaling.md), writes logs and results.jsonl to $OUT (default
 #                                .device/out), and prints a short table last.
 #
 # Sizes (override with the environment): SEARCH_QUERIES=50000, SEARCH_ROWS="1000000 2600000",
-# DIM=1024, K=100, SELFJOIN_ROWS=1000000, SELFJOIN_Q=50. QUICK=1 runs small sizes, for a smoke test.
+# DIM=1024, K=100, SELFJOIN_ROWS=1000000, SELFJOIN_Q=50, TILES=f32,f16, CHECK=64, PEERS=cuvs,faiss,cupy.
+# QUICK=1 runs small sizes, for a smoke test.
 # SWEEP="ALGO:OVERLAP:QT:CT,..." also times tuning variants of the search (cuda_search_bench sweep).
 # SKIP_MAIN=1 runs only the tests and the sweep. SKIP_ENCODER=1 skips the text encoder's benchmarks
 # (bench/encoder_device_check.sh: ENCODER_TEXTS=10000, MAIN_IDEAS=50000, MAIN_ROWS=2600000). SANITIZE=1 also runs the small GPU tests under
@@ -33,6 +38,9 @@ DIM="${DIM:-1024}"
 K="${K:-100}"
 SELFJOIN_ROWS="${SELFJOIN_ROWS:-1000000}"
 SELFJOIN_Q="${SELFJOIN_Q:-50}"
+TILES="${TILES:-f32,f16}"
+CHECK="${CHECK:-64}"
+PEERS="${PEERS:-cuvs,faiss,cupy}"
 
 pack() {
   set -e
@@ -52,7 +60,7 @@ pack() {
     cp -L "models/all-MiniLM-L6-v2/$f" .device/bin/minilm-shape/
   done
   cp -L models/all-MiniLM-L6-v2/1_Pooling/config.json .device/bin/minilm-shape/1_Pooling/
-  cp bench/cuda_search_vs_torch.py bench/device_cli_compare.py .device/bin/
+  cp bench/cuda_search_vs_torch.py bench/cuda_search_peers.py bench/device_cli_compare.py .device/bin/
   # The demo ideas' vectors, so the GPU machine needs no encoder weights for the CLI check.
   "$build/novelty" embed -q --in data/ideas.jsonl --out .device/bin/ideas.npy
   strip .device/bin/novelty_gpu_tests .device/bin/novelty .device/bin/cuda_search_bench .device/bin/encoder_bench
@@ -155,6 +163,8 @@ run() {
     local small='CudaBackend.Float32MatchesCpuAcrossTileBoundaries:CudaBackend.CutoffsAndExclusions:CudaBackend.KAtOne*'
     small+=':CudaBackend.ExactTies*:CudaBackend.ThresholdFilterOverflowStaysExact:CudaBackend.ProfileCounts*'
     small+=':CudaBackend.CandidatesMatchCpu:NormalizeRowsCuda.MatchesCpuDim*'
+    small+=':CudaBackend.HalfTilesOverflowStaysExact:CudaBackend.HalfTilesSelfJoinMatchesTheCpu'
+    small+=':Backends/SearchConformance.NearTiesAtTheMarginOnAFloat16Corpus/cuda_f16_t16'
     timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 .device/bin/novelty_gpu_tests --gtest_brief=1 \
       --gtest_filter="$small" >"$out/sanitizer.log" 2>&1
     local sanitize_rc=$?
@@ -173,13 +183,17 @@ run() {
   [[ "${SKIP_MAIN:-0}" == 1 ]] && SEARCH_ROWS="" && SELFJOIN_ROWS=0
   for rows in $SEARCH_ROWS; do
     # --profile: one more call, on a fresh backend, that records its time per phase.
-    timeout 150 .device/bin/cuda_search_bench search --rows "$rows" --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" \
-      --profile "$out/profile_$rows.jsonl" | tee -a "$results"
+    # Each tile type on the same data, each with its profiled call, and the CPU check.
+    timeout 240 .device/bin/cuda_search_bench search --rows "$rows" --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" \
+      --tiles "$TILES" --check "$CHECK" --profile "$out/profile_$rows.jsonl" | tee -a "$results"
     PYTHONUNBUFFERED=1 timeout 120 python3 .device/bin/cuda_search_vs_torch.py search --rows "$rows" --queries "$SEARCH_QUERIES" \
       --dim "$DIM" --k "$K" | tee -a "$results"
+    [[ -n "$PEERS" ]] && PYTHONUNBUFFERED=1 timeout 180 python3 .device/bin/cuda_search_peers.py search --rows "$rows" \
+      --queries "$SEARCH_QUERIES" --dim "$DIM" --k "$K" --peers "$PEERS" | tee -a "$results"
   done
   if (( SELFJOIN_ROWS > 0 )); then
-    timeout 90 .device/bin/cuda_search_bench selfjoin --rows "$SELFJOIN_ROWS" --dim "$DIM" --q "$SELFJOIN_Q" | tee -a "$results"
+    timeout 150 .device/bin/cuda_search_bench selfjoin --rows "$SELFJOIN_ROWS" --dim "$DIM" --q "$SELFJOIN_Q" --tiles "$TILES" |
+      tee -a "$results"
     PYTHONUNBUFFERED=1 timeout 90 python3 .device/bin/cuda_search_vs_torch.py selfjoin --rows "$SELFJOIN_ROWS" --dim "$DIM" \
       --q "$SELFJOIN_Q" | tee -a "$results"
   fi
@@ -203,14 +217,31 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 rate = next((r["bf16_tflops"] for r in rows if r["mode"] == "gemm-rate"), None)
 print(f"cuBLAS bf16 rate: {rate} TFLOP/s")
-print(f"{'what':34} {'engine s':>9} {'torch s':>9} {'vs torch':>9} {'GEMM floor s':>13} {'x floor':>8}")
+nan = float("nan")
+def peer_s(name, r):
+    """A peer's seconds for r's shape, scaled to r's query count (CuPy times fewer queries); nan when absent."""
+    p = next((p for p in rows if p.get("peer") == name and p["mode"] == r["mode"] and p["rows"] == r["rows"]
+              and p.get("available", True)), None)
+    return p["seconds"] * r.get("queries", 1) / p.get("queries", r.get("queries", 1)) if p else nan
+print(f"{'what':40} {'engine s':>9} {'torch s':>8} {'x torch':>8} {'cuVS s':>7} {'x cuVS':>7} {'FAISS s':>8} "
+      f"{'x FAISS':>8} {'CuPy s':>7} {'floor s':>8} {'x floor':>8}")
 for r in rows:
     if r["mode"] == "search" and "peer" not in r:
-        t = next((p for p in rows if p.get("peer") == "torch" and p["mode"] == "search" and p["rows"] == r["rows"]), None)
-        floor = 2 * r["queries"] * r["rows"] * r["dim"] / (rate * 1e12) if rate else float("nan")
-        ts = t["seconds"] if t else float("nan")
-        print(f"{'search %dk x %.1fM x %d k=%d' % (r['queries']//1000, r['rows']/1e6, r['dim'], r['k']):34} "
-              f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
+        floor = 2 * r["queries"] * r["rows"] * r["dim"] / (rate * 1e12) if rate else nan
+        ts, cs, fs, ps = (peer_s(n, r) for n in ("torch", "cuvs", "faiss", "cupy"))
+        e = r["seconds"]
+        print(f"{'search %dk x %.1fM x %d k=%d %s' % (r['queries']//1000, r['rows']/1e6, r['dim'], r['k'], r.get('tile', 'f32')):40} "
+              f"{e:9.3f} {ts:8.3f} {ts / e:7.2f}x {cs:7.3f} {cs / e:6.2f}x {fs:8.3f} {fs / e:7.2f}x {ps:7.3f} "
+              f"{floor:8.3f} {e / floor:7.2f}x")
+    if r["mode"] == "search" and r.get("available") is False:
+        print(f"  peer {r['peer']} at {r['rows']/1e6:.1f}M rows: {r['reason']}")
+    if r["mode"] == "search" and r.get("peer") in ("cuvs", "faiss") and r.get("available"):
+        print(f"  peer {r['peer']} {r.get('version')} at {r['rows']/1e6:.1f}M rows: build {r['build_s']:.3f} s, "
+              f"search {r['seconds']:.3f} s, mean top-1 {r['mean_top1']}")
+    if r["mode"] == "check":
+        print(f"  check {r['tile']} at {r['rows']/1e6:.1f}M rows against the CPU on {r['check_queries']} queries: "
+              f"rows equal at {r['rows_equal_share']:.4%} of {r['apart_ranks']} separated ranks, "
+              f"max |sim diff| {r['max_sim_diff']:.1e}")
     if r["mode"] == "cli":
         print(f"CLI on the demo corpus, cuda vs cpu: {r['ideas']} ideas, RND equal for {r['rnd_equal']}, "
               f"max |ND diff| {r['max_nd_diff']:.2e}, max |density diff| over papers {r['max_density_diff']:.2e}, "
@@ -218,7 +249,7 @@ for r in rows:
     if r["mode"] == "profile" and r.get("phases"):
         dev, host = r["phases"]["device"], r["phases"]["host"]
         call = host["seconds"].get("call", float("nan"))
-        print(f"  profile {r['queries']//1000}k x {r['rows']/1e6:.1f}M: {r['seconds']:.3f} s, of which "
+        print(f"  profile {r.get('tile', 'f32')} {r['queries']//1000}k x {r['rows']/1e6:.1f}M: {r['seconds']:.3f} s, of which "
               f"{r['seconds'] - call:.3f} s before the backend (checks, normalisation)")
         print("    host: " + ", ".join(f"{n} {s:.3f}" for n, s in host["seconds"].items()) +
               "; counts: " + ", ".join(f"{n} {c}" for n, c in host["counts"].items()))
@@ -239,13 +270,14 @@ for r in rows:
               f"{r['embed_seconds']:.2f} s, search+densities+output {r['search_densities_output_seconds']:.2f} s; "
               f"corpus preparation {r['corpus_prep_seconds']:.1f} s")
     if r["mode"] == "sweep":
-        print(f"{'sweep ' + r['variant']:34} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
+        print(f"{'sweep ' + r['variant']:40} {r['seconds']:9.3f}  (min {r['min_s']:.3f}, max {r['max_s']:.3f})")
     if r["mode"] == "selfjoin" and "peer" not in r:
         t = next((p for p in rows if p.get("peer") == "torch" and p["mode"] == "selfjoin"), None)
         floor = 2 * r["rows"] * r["rows"] * r["dim"] / (rate * 1e12) if rate else float("nan")
         ts = t["seconds"] if t else float("nan")
-        print(f"{'self-join %.1fM x %d q=%d' % (r['rows']/1e6, r['dim'], r['q']):34} "
-              f"{r['seconds']:9.3f} {ts:9.3f} {ts / r['seconds']:8.2f}x {floor:13.3f} {r['seconds'] / floor:7.2f}x")
+        print(f"{'self-join %.1fM x %d q=%d %s' % (r['rows']/1e6, r['dim'], r['q'], r.get('tile', 'f32')):40} "
+              f"{r['seconds']:9.3f} {ts:8.3f} {ts / r['seconds']:7.2f}x {'':7} {'':7} {'':8} {'':8} {'':7} "
+              f"{floor:8.3f} {r['seconds'] / floor:7.2f}x  mean density {r['mean_density']}")
 PY
 }
 

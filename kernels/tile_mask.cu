@@ -3,6 +3,8 @@
 // thread 0 clears the self column and the excluded columns (a handful per query).
 #include "tile_mask.cuh"
 
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <limits>
 
@@ -13,10 +15,15 @@ namespace {
 
 constexpr int block_threads = 256;
 
-__global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t ld, TileMask mask) {
+__device__ inline void minus_infinity(float& out) { out = -INFINITY; }
+__device__ inline void minus_infinity(__half& out) { out = __ushort_as_half(0xFC00u); }
+
+template <typename T>
+__global__ void mask_tile_kernel(T* sims, std::int64_t n_cols, std::int64_t ld, TileMask mask) {
     const std::int64_t r = blockIdx.x;
-    float* row = sims + r * ld;
-    const float minus_inf = -INFINITY;
+    T* row = sims + r * ld;
+    T minus_inf;
+    minus_infinity(minus_inf);
     if (mask.row_limit != nullptr) {
         std::int64_t first_masked = mask.row_limit[r] - mask.first_col;
         if (first_masked < 0) first_masked = 0;
@@ -47,14 +54,25 @@ __global__ void mask_tile_kernel(float* sims, std::int64_t n_cols, std::int64_t 
     }
 }
 
+template <typename T>
+void launch_typed(T* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld, const TileMask& mask,
+                  cudaStream_t stream) {
+    if (n_queries <= 0 || n_cols <= 0) return;
+    if (n_queries > 0x7fffffff) throw KernelError("launch_mask_tile: too many tile rows for one launch");
+    mask_tile_kernel<T><<<static_cast<unsigned>(n_queries), block_threads, 0, stream>>>(sims, n_cols, ld, mask);
+    NOVELTY_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 void launch_mask_tile(float* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld,
                       const TileMask& mask, cudaStream_t stream) {
-    if (n_queries <= 0 || n_cols <= 0) return;
-    if (n_queries > 0x7fffffff) throw KernelError("launch_mask_tile: too many tile rows for one launch");
-    mask_tile_kernel<<<static_cast<unsigned>(n_queries), block_threads, 0, stream>>>(sims, n_cols, ld, mask);
-    NOVELTY_CUDA_CHECK(cudaGetLastError());
+    launch_typed(sims, n_queries, n_cols, ld, mask, stream);
+}
+
+void launch_mask_tile_f16(void* sims, std::int64_t n_queries, std::int64_t n_cols, std::int64_t ld,
+                          const TileMask& mask, cudaStream_t stream) {
+    launch_typed(static_cast<__half*>(sims), n_queries, n_cols, ld, mask, stream);
 }
 
 }  // namespace novelty::kernels

@@ -1,8 +1,8 @@
 // What is particular to the CUDA backend, beyond the conformance suite every backend passes
-// (tests/engine/search/search_conformance_test.cpp, which runs the CUDA cases in the CPU test binary of a
-// CUDA build): float16 recall against the CPU backend, a streamed 16-bit corpus re-scored like
+// (tests/engine/search/search_conformance_test.cpp, compiled into both the CPU test binary of a
+// CUDA build and this one, which is what bench/device_check.sh runs on the card): float16 recall against the CPU backend, a streamed 16-bit corpus re-scored like
 // a resident one, one corpus upload per index, the threshold filter's overflow, memory budgets,
-// the phase profile and device errors. Every suite skips without a device.
+// the phase profile, 16-bit similarity tiles and device errors. Every suite skips without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "novelty/search/backends.hpp"
@@ -241,6 +242,105 @@ TEST_F(CudaBackend, ProfileCountsEveryTileAndKeepsTheResult) {
                                  "\"filter\": 360", "\"full_selections\": 12", "\"resident\": true", "\"call\": "})
         EXPECT_NE(last.find(expected), std::string::npos) << expected << " not in " << last;
     std::remove(path.c_str());
+}
+
+/// The last line of a profile file ("" when none).
+std::string last_profile_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line, last;
+    while (std::getline(in, line)) last = line;
+    return last;
+}
+
+std::unique_ptr<SearchBackend> half_tile_backend(std::size_t query_tile, std::size_t corpus_tile) {
+    CudaBackendOptions options;
+    options.storage = DeviceStorage::f16;
+    options.similarity_tile = DeviceStorage::f16;
+    auto backend = make_cuda_backend(options);
+    backend->tuning.query_tile = query_tile;
+    backend->tuning.corpus_tile = corpus_tile;
+    return backend;
+}
+
+TEST_F(CudaBackend, HalfTilesGiveTheCpuTopKOnAFloat16Corpus) {
+    // 16-bit similarity tiles (docs/cuda.md): every entry within the margin of the running k-th
+    // best is re-scored with the float32 query, so the rows are the CPU's on the same float16
+    // rows wherever their similarities are apart, and the similarities the CPU's up to
+    // summation order. The profile must show the float16 tiles in use.
+    const std::size_t n = 20000, dim = 384, n_queries = 100;
+    const auto corpus_half = to_half(test::random_unit_rows(n, dim, 41));
+    const auto query_values = test::random_unit_rows(n_queries, dim, 42);
+    const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
+    const SearchQueries queries = make_queries(query_values, dim);
+    const std::string path = ::testing::TempDir() + "novelty_half_tile_profile.jsonl";
+    std::remove(path.c_str());
+    ::setenv("NOVELTY_CUDA_PROFILE", path.c_str(), 1);
+    auto index = half_tile_backend(32, 2048)->build(corpus);
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    auto cpu = make_cpu_backend()->build(corpus);
+    for (const std::size_t k : {std::size_t{1}, std::size_t{100}, std::size_t{2048}})
+        expect_same_topk(index->search(queries, k), cpu->search(queries, k), 2e-6f);
+    const std::string line = last_profile_line(path);
+    for (const char* expected : {"\"half_tiles\": ", "\"half_tile_calls\": 1", "\"resident\": true"})
+        EXPECT_NE(line.find(expected), std::string::npos) << expected << " not in " << line;
+    EXPECT_EQ(line.find("overflow_redos"), std::string::npos) << line;
+    // The filter re-scored every kept entry: the final re-scoring is not repeated.
+    EXPECT_EQ(line.find("\"rescore\""), std::string::npos) << line;
+    std::remove(path.c_str());
+}
+
+TEST_F(CudaBackend, HalfTilesSelfJoinMatchesTheCpu) {
+    const std::size_t n = 6000, dim = 256, q = 10;
+    const auto corpus_half = to_half(test::random_unit_rows(n, dim, 43));
+    const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
+    const SelfJoin got = half_tile_backend(64, 1024)->build(corpus)->self_join(n, q, q);
+    const SelfJoin want = make_cpu_backend()->build(corpus)->self_join(n, q, q);
+    for (std::size_t row = 0; row < n; ++row) {
+        ASSERT_NEAR(got.density[row], want.density[row], 1e-6f) << "row " << row;
+        for (std::size_t r = 0; r < q; ++r) ASSERT_NEAR(got.sims[row * q + r], want.sims[row * q + r], 2e-6f);
+    }
+}
+
+TEST_F(CudaBackend, HalfTilesOverflowStaysExact) {
+    // As ThresholdFilterOverflowStaysExact, with 16-bit tiles: the second tile overflows the
+    // slots and the batch is redone with float32 tiles and full selections.
+    const std::size_t dim = 32, tile = 2000, k = 10;
+    auto values = test::random_unit_rows(2 * tile, dim, 44);
+    for (std::size_t r = tile; r < tile + 1500; ++r) {
+        float* row = values.data() + r * dim;
+        row[0] = 5.0f + 0.01f * static_cast<float>(r % 97);
+        double norm = 0;
+        for (std::size_t c = 0; c < dim; ++c) norm += double(row[c]) * row[c];
+        for (std::size_t c = 0; c < dim; ++c) row[c] = static_cast<float>(row[c] / std::sqrt(norm));
+    }
+    const auto corpus_half = to_half(values);
+    const VectorView corpus{corpus_half.data(), DType::f16, 2 * tile, dim};
+    std::vector<float> query(dim, 0.0f);
+    query[0] = 1.0f;
+    const SearchQueries queries = make_queries(query, dim);
+    expect_same_topk(half_tile_backend(0, tile)->build(corpus)->search(queries, k),
+                     make_cpu_backend()->build(corpus)->search(queries, k), 2e-6f);
+}
+
+TEST_F(CudaBackend, TileKnobIsChecked) {
+    const auto values = test::random_unit_rows(100, 16, 45);
+    const VectorView corpus = VectorView::of(values, 16);
+    ::setenv("NOVELTY_CUDA_TILE", "bf16", 1);
+    EXPECT_THROW(cuda_backend(DeviceStorage::f16)->build(corpus), UsageError);
+    ::setenv("NOVELTY_CUDA_TILE", "half", 1);
+    EXPECT_THROW(cuda_backend(DeviceStorage::f16)->build(corpus), UsageError);
+    ::unsetenv("NOVELTY_CUDA_TILE");
+    CudaBackendOptions options;
+    options.similarity_tile = DeviceStorage::bf16;
+    EXPECT_THROW(make_cuda_backend(options)->build(corpus), UsageError);
+    // f32 storage asks for 16-bit tiles in vain (cuBLAS writes float16 only from float16
+    // inputs): the float32 path runs and the result is exact.
+    options.storage = DeviceStorage::f32;
+    options.similarity_tile = DeviceStorage::f16;
+    const auto query_values = test::random_unit_rows(3, 16, 46);
+    const SearchQueries queries = make_queries(query_values, 16);
+    expect_same_topk(make_cuda_backend(options)->build(corpus)->search(queries, 7),
+                     make_cpu_backend()->build(corpus)->search(queries, 7), 1e-5f);
 }
 
 TEST_F(CudaBackend, BadDeviceIndexIsRefused) {

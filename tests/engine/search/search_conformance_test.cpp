@@ -1,5 +1,6 @@
 // One conformance suite for every search backend, in the manner of ggml's test-backend-ops:
-// each scenario runs on {cpu, cuda-f32, cuda-f16, cuda-bf16} and is checked against the naive
+// each scenario runs on {cpu, cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16 (float16 storage with
+// 16-bit similarity tiles, docs/cuda.md)} and is checked against the naive
 // double-precision reference (search_reference.hpp) with one tolerance per backend. The CUDA
 // variants skip without CUDA compiled in or without a device; tests/gpu/ keeps only what is
 // particular to the device (profiles, memory budgets, device errors).
@@ -13,6 +14,7 @@
 #include "novelty/search/devices.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/search/search.hpp"
+#include "novelty/util/half.hpp"
 #include "search_reference.hpp"
 
 #include <gtest/gtest.h>
@@ -29,8 +31,12 @@ namespace novelty {
 namespace {
 
 struct BackendCase {
-    std::string name;       ///< cpu, cuda-f32, cuda-f16, cuda-bf16
+    std::string name;       ///< cpu, cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16
     float tolerance = 0;    ///< on similarities
+    /// On a float16 corpus (stored exactly in every storage but bf16): the rows must be the
+    /// reference's wherever its similarities are apart by more than this; 0: not checked (the
+    /// backend ranks by similarities of rounded queries or rows).
+    float exact_gap = 0;
 };
 
 void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.name; }
@@ -54,12 +60,15 @@ protected:
         const std::string& name = GetParam().name;
         if (name == "cpu") return make_cpu_backend();
         CudaBackendOptions options;
-        options.storage = parse_storage(name.substr(5));
+        const std::string storage = name.substr(5, name.find('-', 5) - 5);
+        options.storage = parse_storage(storage);
+        if (name.size() > 4 && name.substr(name.size() - 4) == "-t16") options.similarity_tile = DeviceStorage::f16;
         options.memory_budget = memory_budget;
         return make_cuda_backend(options);
     }
 
     float tolerance() const { return GetParam().tolerance; }
+    float exact_gap() const { return GetParam().exact_gap; }
 };
 
 using test::make_queries;
@@ -307,6 +316,58 @@ TEST_P(SearchConformance, RowFiltersWithRangesExclusionsAndCandidates) {
     EXPECT_THROW(index->search(shared, k), UsageError);
 }
 
+/// Per query, `band` rows at similarities 0.9 + t * 1e-4 (t = 0 .. band - 1) to the query:
+/// several of them share each float16 value (spacing 4.9e-4 there), so a 16-bit tile cannot tell
+/// them apart and only the margin and the exact re-scoring pick the right ones. The rest of the
+/// corpus is random; all rows are shuffled across the corpus tiles and rounded to float16.
+std::vector<std::uint16_t> near_tie_corpus(const std::vector<float>& queries, std::size_t n_queries, std::size_t dim,
+                                           std::size_t band, std::size_t n_random) {
+    std::vector<float> rows = test::random_unit_rows(n_queries * band + n_random, dim, 23);
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        const float* q = queries.data() + i * dim;
+        for (std::size_t t = 0; t < band; ++t) {
+            float* r = rows.data() + (i * band + t) * dim;
+            double along = 0, norm = 0;
+            for (std::size_t c = 0; c < dim; ++c) along += double(r[c]) * q[c];
+            for (std::size_t c = 0; c < dim; ++c) norm += (r[c] - along * q[c]) * (r[c] - along * q[c]);
+            const double sim = 0.9 + 1e-4 * static_cast<double>(t), across = std::sqrt(1 - sim * sim);
+            for (std::size_t c = 0; c < dim; ++c)
+                r[c] = static_cast<float>(sim * q[c] + across * (r[c] - along * q[c]) / std::sqrt(norm));
+        }
+    }
+    std::vector<std::size_t> order(n_queries * band + n_random);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = (i * 7919) % order.size();  // 7919 is prime
+    std::vector<std::uint16_t> out(order.size() * dim);
+    for (std::size_t i = 0; i < order.size(); ++i)
+        for (std::size_t c = 0; c < dim; ++c) out[i * dim + c] = float_to_half(rows[order[i] * dim + c]);
+    return out;
+}
+
+TEST_P(SearchConformance, NearTiesAtTheMarginOnAFloat16Corpus) {
+    const std::size_t dim = 64, n_queries = 8, band = 240, n_random = 3000;
+    const auto query_values = test::random_unit_rows(n_queries, dim, 24);
+    const auto corpus_half = near_tie_corpus(query_values, n_queries, dim, band, n_random);
+    const VectorView corpus{corpus_half.data(), DType::f16, n_queries * band + n_random, dim};
+    const SearchQueries queries = make_queries(query_values, dim);
+    auto index = backend()->build(corpus);
+    index->tuning.query_tile = 3;
+    index->tuning.corpus_tile = 256;
+    for (const std::size_t k : {std::size_t{100}, std::size_t{2048}}) {
+        SCOPED_TRACE("k=" + std::to_string(k));
+        const TopK got = index->search(queries, k);
+        expect_conforms(got, corpus, queries, k, tolerance());
+        if (exact_gap() == 0) continue;
+        for (std::size_t i = 0; i < n_queries; ++i) {
+            const auto want = test::reference_topk(corpus, query_values.data() + i * dim, corpus.n_rows, {}, k);
+            for (std::size_t r = 0; r < k; ++r) {
+                const bool apart = (r == 0 || want[r - 1].sim - want[r].sim > exact_gap()) &&
+                                   (r + 1 == k || want[r].sim - want[r + 1].sim > exact_gap());
+                if (apart) EXPECT_EQ(got.row(i, r), want[r].row) << "query " << i << " rank " << r;
+            }
+        }
+    }
+}
+
 TEST_P(SearchConformance, BadArgumentsAreRefused) {
     const std::size_t n = 50, dim = 8;
     const auto corpus_values = test::random_unit_rows(n, dim, 14);
@@ -321,8 +382,9 @@ TEST_P(SearchConformance, BadArgumentsAreRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SearchConformance,
-                         ::testing::Values(BackendCase{"cpu", 1e-5f}, BackendCase{"cuda-f32", 1e-5f},
-                                           BackendCase{"cuda-f16", 4e-3f}, BackendCase{"cuda-bf16", 3e-2f}),
+                         ::testing::Values(BackendCase{"cpu", 1e-5f, 2e-6f}, BackendCase{"cuda-f32", 1e-5f, 2e-6f},
+                                           BackendCase{"cuda-f16", 4e-3f}, BackendCase{"cuda-bf16", 3e-2f},
+                                           BackendCase{"cuda-f16-t16", 4e-3f, 2e-6f}),
                          case_name);
 
 }  // namespace

@@ -29,6 +29,13 @@ struct CudaBackendOptions {
     /// free when the backend is made. A corpus that does not fit beside the work buffers is
     /// streamed through the device in chunks on every call instead of staying resident.
     std::size_t memory_budget = 0;
+    /// The element type of the similarity tiles the GEMM writes: f32 (the default) or f16 (half
+    /// the tile's memory traffic; entries within a proven margin of each query's running k-th
+    /// best are re-scored exactly with the float32 query before they are ranked, so the top k
+    /// are those of the exact similarities; docs/cuda.md). f16 takes effect with f16 storage
+    /// and a resident corpus; otherwise the tiles stay float32. The environment variable
+    /// NOVELTY_CUDA_TILE=f32|f16, when set, overrides it. bf16 is refused (UsageError).
+    DeviceStorage similarity_tile = DeviceStorage::f32;
 };
 
 /// The CUDA backend. Each index it builds uploads its corpus once (converted to `storage`) and

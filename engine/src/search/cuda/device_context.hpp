@@ -23,8 +23,9 @@ namespace novelty::cuda {
 /// Device and pinned buffers kept between calls.
 struct Workspace {
     DeviceBuffer sims[2], tile_vals, tile_idx, best_vals, best_idx, cand_vals, cand_idx, query_rows, limits, begins,
-        overflow, query_f32, rerank_idx, rerank_sims;
-    PinnedBuffer host_vals, host_idx;
+        overflow, query_f32, rerank_idx, rerank_sims, excluded_offsets, excluded_rows, filter_index, filter_words,
+        chunks[2], row_norm;
+    PinnedBuffer host_vals, host_idx, host_overflow, host_norm;
 
     /// Grows `buffer` to at least `bytes` (freeing the old one first: both need not coexist).
     static void ensure(DeviceBuffer& buffer, std::size_t bytes);
@@ -42,6 +43,10 @@ struct DeviceContext {
     /// "corpus_uploads" in the profile when it uploads.
     const void* resident(const VectorView& corpus, std::size_t room);
 
+    /// An upper bound on the largest norm of the resident rows (+inf when one is not finite);
+    /// synchronises the stream.
+    double max_norm_on_device(std::size_t n_rows, std::size_t dim);
+
     std::size_t sims_buffers() const { return overlap ? 2 : 1; }
     cudaStream_t gemm_stream_or_main() const { return overlap ? gemm_stream->get() : stream->get(); }
 
@@ -53,6 +58,11 @@ struct DeviceContext {
     /// GEMMs run on their own stream, one tile ahead of the selection (two similarity buffers),
     /// unless NOVELTY_CUDA_OVERLAP=0 (a benchmark knob) puts them on one stream.
     bool overlap = true;
+    /// 16-bit similarity tiles (CudaBackendOptions::similarity_tile, NOVELTY_CUDA_TILE).
+    bool half_tile = false;
+    /// The largest norm of a resident row (an upper bound; computed on the device when the
+    /// resident copy is made with half_tile on); +inf when unknown.
+    double resident_max_norm = 0;
     Workspace workspace;
     std::unique_ptr<Cublas> cublas;
     std::unique_ptr<kernels::SelectK> select;

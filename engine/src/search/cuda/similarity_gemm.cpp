@@ -36,8 +36,11 @@ Cublas::~Cublas() {
 }
 
 void similarity_gemm(const Cublas& cublas, cudaStream_t stream, kernels::Element type, const void* queries,
-                     std::int64_t n_queries, const void* rows, std::int64_t n_rows, std::int64_t dim, float* sims,
-                     std::int64_t ld) {
+                     std::int64_t n_queries, const void* rows, std::int64_t n_rows, std::int64_t dim, void* sims,
+                     std::int64_t ld, kernels::Element out_type) {
+    if (out_type != kernels::Element::f32 && out_type != type)
+        throw Error("similarity_gemm: cuBLAS writes float32, or the inputs' own 16-bit type, with float32 accumulation");
+    if (out_type == kernels::Element::bf16) throw Error("similarity_gemm: bfloat16 tiles are not supported");
     if (n_queries == 0 || n_rows == 0) return;
     const int m = as_int(n_rows, "corpus rows");
     const int n = as_int(n_queries, "queries");
@@ -50,7 +53,7 @@ void similarity_gemm(const Cublas& cublas, cudaStream_t stream, kernels::Element
     // Row-major sims (n_queries x n_rows) is column-major sims^T = rows * queries^T. The
     // row-major inputs read as column-major are rows^T (dim x n_rows) and queries^T.
     NOVELTY_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, rows, in_type, k,
-                                      queries, in_type, k, &beta, sims, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                                      queries, in_type, k, &beta, sims, data_type(out_type), ldc, CUBLAS_COMPUTE_32F,
                                       CUBLAS_GEMM_DEFAULT));
 }
 

@@ -14,6 +14,7 @@
 #include "novelty/util/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -21,8 +22,10 @@
 #include "convert_values.cuh"
 #include "util/parallel_for.hpp"
 #include "filter_above.cuh"
+#include "filter_rescore.cuh"
 #include "place_columns.cuh"
 #include "search/search_rules.hpp"
+#include "search/tile_margin.hpp"
 #include "tile_mask.cuh"
 
 namespace novelty::cuda {
@@ -78,6 +81,7 @@ private:
     void upload_chunk(std::size_t chunk);
     // The query batch.
     void grow_workspace();
+    void plan_half_tiles();
     void queries_in(std::size_t b0, std::size_t nb);
     std::size_t ranges_in(std::size_t b0, std::size_t nb);
     void filters_in(std::size_t b0, std::size_t nb);
@@ -86,9 +90,12 @@ private:
     void search_chunk(std::size_t chunk, std::size_t chunks_needed, std::size_t b0, std::size_t nb, bool filtering,
                       std::vector<bool>& tile_started);
     void select_tile(const TileJob& job, std::size_t b0, bool filtering, std::vector<bool>& tile_started);
-    void mask_tile(const TileJob& job, std::size_t b0, float* sims);
+    void full_selection(const TileJob& job, const float* sims, int parity, bool fresh);
+    kernels::FilterRescoreJob rescore_job(const TileJob& job, const void* sims, kernels::Element tile_type,
+                                          float margin, bool fresh) const;
+    void mask_tile(const TileJob& job, std::size_t b0, void* sims, bool half);
     // The finisher.
-    int results_out(std::size_t nb);
+    int results_out(std::size_t nb, bool values_exact);
 
     DeviceContext& ctx_;
     const TiledSearchArgs& args_;
@@ -99,17 +106,19 @@ private:
 
     const void* corpus_rows_ = nullptr;  ///< the resident rows; null when streamed
     std::size_t chunk_rows_ = 0, n_chunks_ = 0;
-    DeviceBuffer chunk_buffers_[2];
     Event uploaded_[2], consumed_[2];
     bool consumed_recorded_[2] = {false, false};
 
     std::size_t qt_ = 0, ct_ = 0, batch_ = 0, capacity_ = 0, width_ = 0;
     bool rescore_ = false;
+    // 16-bit similarity tiles (docs/cuda.md): the margins of float16 tiles and of a query tile's
+    // first (float32) tile, and the batch's float32 queries for the exact re-scoring.
+    bool half_ = false;
+    float margin_half_ = 0, margin_fresh_ = 0;
+    const float* queries_f32_d_ = nullptr;
     const unsigned char* queries_d_ = nullptr;
     std::vector<std::int64_t> limits_, begins_;
     bool has_begins_ = false, has_exclusions_ = false, has_filters_ = false;
-    DeviceBuffer excluded_offsets_d_, excluded_rows_d_;
-    DeviceBuffer filter_index_d_, filter_words_d_;
     // Tile t uses similarity buffer t % 2: the GEMM of tile t waits until the selection of
     // tile t - 2 has read that buffer; the selection of tile t waits for its GEMM.
     Event gemm_done_[2], sims_read_[2], queries_ready_;
@@ -180,8 +189,15 @@ void TiledSearch::place_corpus() {
                                  std::to_string(smallest_feasible_budget_mib(shape, *args_.tuning)) +
                                  " MiB or more, or use the cpu device",
                              "device_memory");
-        chunk_buffers_[0] = DeviceBuffer(chunk_rows_ * row_bytes_);
-        chunk_buffers_[1] = DeviceBuffer(chunk_rows_ * row_bytes_);
+        // Kept between calls while their size stays the same (a server's repeated calls):
+        // cudaFree waits for the whole device.
+        for (DeviceBuffer& chunk : ctx_.workspace.chunks)
+            if (chunk.bytes() != chunk_rows_ * row_bytes_) {
+                chunk = DeviceBuffer();
+                chunk = DeviceBuffer(chunk_rows_ * row_bytes_);
+            }
+    } else {
+        for (DeviceBuffer& chunk : ctx_.workspace.chunks) chunk = DeviceBuffer();  // the plan has no room for them
     }
     n_chunks_ = (args_.n_rows + chunk_rows_ - 1) / chunk_rows_;
 }
@@ -194,7 +210,7 @@ const unsigned char* TiledSearch::chunk_on_device(std::size_t chunk, std::size_t
     uploaded_[slot].wait_on(stream_);
     if (ctx_.overlap) uploaded_[slot].wait_on(gemm_stream_);
     if (chunk + 1 < chunks_needed) upload_chunk(chunk + 1);
-    return chunk_buffers_[slot].as<unsigned char>();
+    return ctx_.workspace.chunks[slot].as<unsigned char>();
 }
 
 void TiledSearch::upload_chunk(std::size_t chunk) {
@@ -206,8 +222,8 @@ void TiledSearch::upload_chunk(std::size_t chunk) {
     searched.n_rows = args_.n_rows;
     {
         DeviceSpan span(ctx_.profile, copy, "chunk_upload");
-        ctx_.uploader->upload(searched, first, std::min(chunk_rows_, args_.n_rows - first), chunk_buffers_[slot].get(),
-                              copy);
+        ctx_.uploader->upload(searched, first, std::min(chunk_rows_, args_.n_rows - first),
+                              ctx_.workspace.chunks[slot].get(), copy);
     }
     uploaded_[slot].record(copy);
 }
@@ -236,13 +252,37 @@ void TiledSearch::grow_workspace() {
     w.ensure(w.begins, batch_ * sizeof(std::int64_t));
     w.ensure(w.overflow, sizeof(int));
     rescore_ = !self_ && ctx_.storage != Element::f32 && corpus_rows_ != nullptr;
+    plan_half_tiles();
+    if (rescore_ || half_) w.ensure(w.query_f32, batch_ * dim_ * sizeof(float));
     if (rescore_) {
-        w.ensure(w.query_f32, batch_ * dim_ * sizeof(float));
         w.ensure(w.rerank_idx, batch_ * k_ * sizeof(std::int64_t));
         w.ensure(w.rerank_sims, batch_ * k_ * sizeof(float));
     }
     w.ensure_pinned(w.host_vals, batch_ * k_ * sizeof(float));
     w.ensure_pinned(w.host_idx, batch_ * k_ * sizeof(std::int64_t));
+    w.ensure_pinned(w.host_overflow, sizeof(int));
+}
+
+/// 16-bit tiles need float16 storage (cuBLAS writes float16 only from float16 inputs), the
+/// resident corpus (the re-scoring reads any row) and finite margins (finite stored rows).
+void TiledSearch::plan_half_tiles() {
+    half_ = ctx_.half_tile && ctx_.storage == Element::f16 && corpus_rows_ != nullptr;
+    if (!half_) return;
+    TileMarginInputs in;
+    in.dim = dim_;
+    in.storage = ctx_.storage_option;
+    in.max_row_norm = ctx_.resident_max_norm;
+    // Search queries are unit vectors (normalised in double, rounded to float32); a self-join's
+    // queries are stored rows.
+    in.max_query_norm = std::max(ctx_.resident_max_norm, 1.0 + std::ldexp(1.0, -20));
+    margin_half_ = similarity_tile_margin(in);
+    in.half_tile = false;
+    // A query tile's first tile: the k-th best of its float32 values is within the float32
+    // margin of an exact value, and every entry that can reach the exact k-th best is within
+    // that margin again (docs/cuda.md).
+    margin_fresh_ = 2 * similarity_tile_margin(in);
+    half_ = std::isfinite(margin_half_) && std::isfinite(margin_fresh_);
+    ctx_.profile.add_count(half_ ? "half_tile_calls" : "half_tile_refused");
 }
 
 /// Queries [b0, b0 + nb) on the device, in the storage type.
@@ -265,6 +305,10 @@ void TiledSearch::queries_in(std::size_t b0, std::size_t nb) {
         ctx_.uploader->upload(corpus_, b0, nb, w.query_rows.get(), stream_);
         queries_d_ = w.query_rows.as<unsigned char>();
     }
+    queries_f32_d_ = w.query_f32.as<float>();
+    // A self-join's float32 queries for the exact re-scoring are its stored rows, widened.
+    if (self_ && half_)
+        kernels::launch_convert_values(queries_d_, ctx_.storage, w.query_f32.get(), Element::f32, nb * dim_, stream_);
 }
 
 /// The batch's row ranges and exclusions on the device; returns the largest row limit.
@@ -293,10 +337,11 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
     }
     has_exclusions_ = !rows.empty();
     if (has_exclusions_) {
-        excluded_offsets_d_ = DeviceBuffer(offsets.size() * sizeof(std::int64_t));
-        excluded_rows_d_ = DeviceBuffer(rows.size() * sizeof(std::int64_t));
-        copy_to_device(offsets, excluded_offsets_d_, stream_);
-        copy_to_device(rows, excluded_rows_d_, stream_);
+        // Grown, not reallocated per batch: cudaFree waits for the whole device.
+        w.ensure(w.excluded_offsets, offsets.size() * sizeof(std::int64_t));
+        w.ensure(w.excluded_rows, rows.size() * sizeof(std::int64_t));
+        copy_to_device(offsets, w.excluded_offsets, stream_);
+        copy_to_device(rows, w.excluded_rows, stream_);
         ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
     }
     return batch_limit;
@@ -320,10 +365,11 @@ void TiledSearch::filters_in(std::size_t b0, std::size_t nb) {
     std::vector<std::uint64_t> words;
     words.reserve(distinct.size() * stride);
     for (const RowFilter* filter : distinct) words.insert(words.end(), filter->words.begin(), filter->words.end());
-    filter_index_d_ = DeviceBuffer(index.size() * sizeof(std::int32_t));
-    filter_words_d_ = DeviceBuffer(words.size() * sizeof(std::uint64_t));
-    copy_to_device(index, filter_index_d_, stream_);
-    copy_to_device(words, filter_words_d_, stream_);
+    Workspace& w = ctx_.workspace;
+    w.ensure(w.filter_index, index.size() * sizeof(std::int32_t));
+    w.ensure(w.filter_words, words.size() * sizeof(std::uint64_t));
+    copy_to_device(index, w.filter_index, stream_);
+    copy_to_device(words, w.filter_words, stream_);
     ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
     has_filters_ = true;
 }
@@ -343,7 +389,9 @@ bool TiledSearch::run_pass(std::size_t b0, std::size_t nb, std::size_t batch_lim
     steps_done_ = (b0 / batch_) * n_chunks_;
     for (std::size_t chunk = 0; chunk < chunks_needed; ++chunk)
         search_chunk(chunk, chunks_needed, b0, nb, filtering, tile_started);
-    return results_out(nb) != 0;
+    // A filtered pass over 16-bit tiles holds exactly re-scored values already (filter_rescore.cu
+    // computes them as candidate_dots.cu does): the final re-scoring would repeat them.
+    return results_out(nb, half_ && filtering) != 0;
 }
 
 void TiledSearch::search_chunk(std::size_t chunk, std::size_t chunks_needed, std::size_t b0, std::size_t nb,
@@ -376,7 +424,7 @@ void TiledSearch::search_chunk(std::size_t chunk, std::size_t chunks_needed, std
     if (*args_.progress) (*args_.progress)(++steps_done_, total_steps_);
 }
 
-void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, float* sims) {
+void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, void* sims, bool half) {
     Workspace& w = ctx_.workspace;
     kernels::TileMask mask;
     bool needs_mask = false;
@@ -394,57 +442,60 @@ void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, float* sims) {
         needs_mask = true;
     }
     if (has_filters_) {
-        mask.filter_index = filter_index_d_.as<std::int32_t>() + job.q0;
-        mask.filter_words = filter_words_d_.as<std::uint64_t>();
+        mask.filter_index = w.filter_index.as<std::int32_t>() + job.q0;
+        mask.filter_words = w.filter_words.as<std::uint64_t>();
         mask.filter_stride = i64((corpus_.n_rows + 63) / 64);
         needs_mask = true;
     }
     if (has_exclusions_) {
-        mask.excluded_offsets = excluded_offsets_d_.as<std::int64_t>() + job.q0;
-        mask.excluded_rows = excluded_rows_d_.as<std::int64_t>();
+        mask.excluded_offsets = w.excluded_offsets.as<std::int64_t>() + job.q0;
+        mask.excluded_rows = w.excluded_rows.as<std::int64_t>();
         needs_mask = true;
     }
     if (!needs_mask) return;
     DeviceSpan span(ctx_.profile, stream_, "mask");
-    kernels::launch_mask_tile(sims, i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
+    if (half)
+        kernels::launch_mask_tile_f16(sims, i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
+    else
+        kernels::launch_mask_tile(static_cast<float*>(sims), i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
 }
 
 void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering, std::vector<bool>& tile_started) {
     Workspace& w = ctx_.workspace;
+    const std::size_t tile_index = job.q0 / qt_;
+    // The first tile of a query tile fills the running best with a full selection; later ones
+    // pass the threshold filter when it is on, over a float16 tile when half_.
+    const bool later = filtering && tile_started[tile_index];
+    const Element tile_type = half_ && later ? Element::f16 : Element::f32;
     const int parity = ctx_.overlap ? static_cast<int>(tile_number_++ % 2) : 0;
-    float* sims = w.sims[parity].as<float>();
+    void* sims = w.sims[parity].get();
     if (ctx_.overlap) sims_read_[parity].wait_on(gemm_stream_);
     ctx_.profile.add_count("tiles");
+    if (tile_type == Element::f16) ctx_.profile.add_count("half_tiles");
     {
         DeviceSpan span(ctx_.profile, gemm_stream_, "gemm");
         similarity_gemm(*ctx_.cublas, gemm_stream_, ctx_.storage, queries_d_ + job.q0 * row_bytes_, i64(job.nq),
-                        job.chunk_d + (job.c0 - job.c_first) * row_bytes_, i64(job.nc), i64(dim_), sims, i64(job.nc));
+                        job.chunk_d + (job.c0 - job.c_first) * row_bytes_, i64(job.nc), i64(dim_), sims, i64(job.nc),
+                        tile_type);
     }
     if (ctx_.overlap) {
         gemm_done_[parity].record(gemm_stream_);
         gemm_done_[parity].wait_on(stream_);
     }
-    mask_tile(job, b0, sims);
-    // The first tile of a query tile fills the running best with a full selection; later ones
-    // pass the threshold filter when it is on.
+    mask_tile(job, b0, sims, tile_type == Element::f16);
     float* cand_v = w.cand_vals.as<float>() + job.q0 * width_;
     std::int64_t* cand_i = w.cand_idx.as<std::int64_t>() + job.q0 * width_;
-    const std::size_t tile_index = job.q0 / qt_;
-    DeviceSpan select(ctx_.profile, stream_, "filter");
-    if (filtering && tile_started[tile_index]) {
-        kernels::launch_filter_above(sims, i64(job.nq), i64(job.nc), cand_v, cand_i, i64(width_), i64(k_),
-                                     i64(capacity_), i64(job.c0), w.overflow.as<int>(), stream_);
+    if (later) {
+        DeviceSpan select(ctx_.profile, stream_, "filter");
+        if (half_)
+            kernels::launch_filter_rescore(rescore_job(job, sims, Element::f16, margin_half_, false), stream_);
+        else
+            kernels::launch_filter_above(static_cast<const float*>(sims), i64(job.nq), i64(job.nc), cand_v, cand_i,
+                                         i64(width_), i64(k_), i64(capacity_), i64(job.c0), w.overflow.as<int>(),
+                                         stream_);
         if (ctx_.overlap) sims_read_[parity].record(stream_);
-        select.end();
     } else {
-        ctx_.profile.add_count("full_selections");
-        const std::size_t kk = std::min(k_, job.nc);
-        ctx_.select->largest(sims, nullptr, i64(job.nq), i64(job.nc), i64(kk), w.tile_vals.as<float>(),
-                             w.tile_idx.as<std::int64_t>(), stream_);
-        if (ctx_.overlap) sims_read_[parity].record(stream_);
-        kernels::launch_place_columns(w.tile_vals.as<float>(), w.tile_idx.as<std::int64_t>(), i64(job.nq), i64(kk),
-                                      cand_v, cand_i, i64(width_), i64(k_), i64(capacity_), i64(job.c0), stream_);
-        select.end("select_full");
+        full_selection(job, static_cast<const float*>(sims), parity, half_ && filtering);
     }
     tile_started[tile_index] = true;
     DeviceSpan merge(ctx_.profile, stream_, "merge");
@@ -454,23 +505,71 @@ void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering
                                   cand_i, i64(width_), 0, i64(k_), 0, stream_);
 }
 
+/// select_k over a float32 tile; its best k go to the candidate slots. `fresh` (16-bit tiles):
+/// they go to the running best columns instead, only to give the threshold, and the filter
+/// then keeps (re-scored) every entry that can belong to the exact top k.
+void TiledSearch::full_selection(const TileJob& job, const float* sims, int parity, bool fresh) {
+    Workspace& w = ctx_.workspace;
+    DeviceSpan select(ctx_.profile, stream_, "select_full");
+    ctx_.profile.add_count("full_selections");
+    float* cand_v = w.cand_vals.as<float>() + job.q0 * width_;
+    std::int64_t* cand_i = w.cand_idx.as<std::int64_t>() + job.q0 * width_;
+    const std::size_t kk = std::min(k_, job.nc);
+    ctx_.select->largest(sims, nullptr, i64(job.nq), i64(job.nc), i64(kk), w.tile_vals.as<float>(),
+                         w.tile_idx.as<std::int64_t>(), stream_);
+    if (!fresh && ctx_.overlap) sims_read_[parity].record(stream_);
+    const std::size_t first_col = fresh ? 0 : k_, columns = fresh ? k_ : capacity_;
+    kernels::launch_place_columns(w.tile_vals.as<float>(), w.tile_idx.as<std::int64_t>(), i64(job.nq), i64(kk), cand_v,
+                                  cand_i, i64(width_), i64(first_col), i64(columns), i64(job.c0), stream_);
+    if (!fresh) return;
+    kernels::launch_filter_rescore(rescore_job(job, sims, Element::f32, margin_fresh_, true), stream_);
+    if (ctx_.overlap) sims_read_[parity].record(stream_);
+}
+
+kernels::FilterRescoreJob TiledSearch::rescore_job(const TileJob& job, const void* sims, Element tile_type,
+                                                   float margin, bool fresh) const {
+    Workspace& w = ctx_.workspace;
+    kernels::FilterRescoreJob f;
+    f.tile = sims;
+    f.tile_type = tile_type;
+    f.n_rows = i64(job.nq);
+    f.n_cols = i64(job.nc);
+    f.cand_vals = w.cand_vals.as<float>() + job.q0 * width_;
+    f.cand_idx = w.cand_idx.as<std::int64_t>() + job.q0 * width_;
+    f.cand_ld = i64(width_);
+    f.k = i64(k_);
+    f.capacity = i64(capacity_);
+    f.idx_offset = i64(job.c0);  // the corpus is resident: a tile column's row is its global index
+    f.margin = margin;
+    f.fresh = fresh;
+    f.queries = queries_f32_d_ + job.q0 * dim_;
+    f.rows = corpus_rows_;
+    f.row_type = ctx_.storage;
+    f.dim = i64(dim_);
+    f.overflow = w.overflow.as<int>();
+    return f;
+}
+
 // --- the finisher --------------------------------------------------------------------------
 
-/// Queues the copies of the batch's running best k (re-scored first when rescore_), allocates
-/// the result while the device works, waits, and returns the filter's overflow flag.
-int TiledSearch::results_out(std::size_t nb) {
+/// Queues the copies of the batch's running best k (re-scored first when rescore_ and the
+/// values are not exact already), allocates the result while the device works, waits, and
+/// returns the filter's overflow flag.
+int TiledSearch::results_out(std::size_t nb, bool values_exact) {
     Workspace& w = ctx_.workspace;
     auto* host_vals = static_cast<float*>(w.host_vals.get());
     auto* host_idx = static_cast<std::int64_t*>(w.host_idx.get());
-    int overflow = 0;
     {
         DeviceSpan out(ctx_.profile, stream_, "results_out");
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(&overflow, w.overflow.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
+        // Into pinned memory: a copy to pageable memory would make the host wait here for the
+        // whole batch, before the result copies are queued and the result arrays allocated.
+        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(w.host_overflow.get(), w.overflow.get(), sizeof(int), cudaMemcpyDeviceToHost,
+                                           stream_));
         // Only the running best (the first k columns) comes back, into pinned memory.
         NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_idx, k_ * sizeof(std::int64_t), w.cand_idx.get(),
                                              width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
                                              cudaMemcpyDeviceToHost, stream_));
-        if (rescore_) {
+        if (rescore_ && !values_exact) {
             NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(w.rerank_idx.get(), k_ * sizeof(std::int64_t), w.cand_idx.get(),
                                                  width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
                                                  cudaMemcpyDeviceToDevice, stream_));
@@ -494,7 +593,7 @@ int TiledSearch::results_out(std::size_t nb) {
     }
     HostSpan wait(ctx_.profile, "wait_for_device");
     ctx_.stream->synchronize();
-    return overflow;
+    return *static_cast<const int*>(w.host_overflow.get());
 }
 
 }  // namespace
