@@ -35,6 +35,7 @@ struct SweepArgs {
     std::string q = "5,10,20,50,100,200";
     std::string hd = "1,3,5,10,20,50";
     std::string densities = "cos,kth,euclid";
+    std::string paired;
     SweepOptions options;
     std::size_t top = 15;
     std::size_t extra = 32;
@@ -211,10 +212,47 @@ void print_table(const std::vector<SweepCandidate>& c, const SweepReport& report
                 verdict.beats_hd_mixed ? "yes" : "no", verdict.ks_ok ? "yes" : "no", verdict.all() ? "yes" : "no");
 }
 
+std::string difference_cell(const std::optional<PairedDifference>& d) {
+    if (!d) return "-";
+    std::string cell = fmt("%+.3f", d->value);
+    if (d->ci) cell += " [" + fmt("%+.3f", d->ci->lo) + "," + fmt("%+.3f", d->ci->hi) + "] p=" + fmt("%.3f", d->share_not_above);
+    return cell;
+}
+
+void print_paired(const std::vector<PairedComparison>& paired) {
+    if (paired.empty()) return;
+    std::printf("\nPaired differences AUROC(a) - AUROC(b) [95%% paired bootstrap interval] p = share of replicates <= 0:\n");
+    for (const PairedComparison& cmp : paired) {
+        std::printf("  %s - %s\n", cmp.a.c_str(), cmp.b.c_str());
+        for (std::size_t g = 0; g < cmp.groups.size(); ++g)
+            std::printf("    %-8s %s\n", cmp.groups[g].c_str(), difference_cell(cmp.result[g]).c_str());
+    }
+}
+
 ordered_json number_or_null(double v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); }
 
+ordered_json paired_json(const std::vector<PairedComparison>& paired) {
+    ordered_json pairs = ordered_json::array();
+    for (const PairedComparison& cmp : paired) {
+        ordered_json groups = ordered_json::object();
+        for (std::size_t g = 0; g < cmp.groups.size(); ++g) {
+            const auto& d = cmp.result[g];
+            groups[cmp.groups[g]] =
+                d ? ordered_json{{"difference", d->value},
+                                 {"ci95", d->ci ? ordered_json::array({d->ci->lo, d->ci->hi}) : ordered_json(nullptr)},
+                                 {"share_not_above", number_or_null(d->share_not_above)},
+                                 {"n_pos", d->n_pos},
+                                 {"n_neg", d->n_neg},
+                                 {"n_missing", d->n_missing}}
+                  : ordered_json(nullptr);
+        }
+        pairs.push_back({{"a", cmp.a}, {"b", cmp.b}, {"groups", groups}});
+    }
+    return pairs;
+}
+
 ordered_json to_json(const std::vector<SweepCandidate>& c, const SweepReport& report, const Verdict& verdict,
-                     const SweepArgs& args, std::size_t n_ideas) {
+                     const std::vector<PairedComparison>& paired, const SweepArgs& args, std::size_t n_ideas) {
     ordered_json out;
     out["n_ideas"] = n_ideas;
     out["groups"] = report.group_names;
@@ -250,12 +288,21 @@ ordered_json to_json(const std::vector<SweepCandidate>& c, const SweepReport& re
                            {"beats_hd_mixed", verdict.beats_hd_mixed},
                            {"ks_below_0.1", verdict.ks_ok},
                            {"met", verdict.all()}};
+    out["paired"] = paired_json(paired);
     if (report.logistic_full) {
         const LogisticModel& m = *report.logistic_full;
         out["logistic_full"] = {{"features", args.options.logistic_features}, {"mean", m.mean}, {"sd", m.sd},
                                 {"weights", m.weights}, {"bias", m.bias}};
     }
     return out;
+}
+
+/// Fails before the slow part when a --paired name is not one the grid gives.
+void check_pair_names(const std::vector<std::pair<std::string, std::string>>& pairs, const SweepGrid& grid,
+                      const SweepOptions& options) {
+    std::vector<SweepCandidate> named = sweep_candidates({}, grid);
+    named.push_back({"logistic[" + std::to_string(options.logistic_features.size()) + " features]", "logistic", {}, false});
+    for (const auto& [a, b] : pairs) paired_comparisons(named, {}, {}, {{a, b}}, options);
 }
 
 std::string plot(const std::vector<SweepCandidate>& c, const SweepReport& report, const Labelled& lab,
@@ -295,12 +342,16 @@ int run_sweep(SweepArgs args) {
     grid.kinds.clear();
     for (const std::string& k : split_ids(args.densities)) grid.kinds.push_back(parse_density_kind(k));
     if (grid.kinds.empty()) throw UsageError("--densities needs at least one of cos, kth, euclid");
+    const auto pairs = parse_variant_pairs(args.paired);
+    check_pair_names(pairs, grid, args.options);  // before the slow part
     const Corpus corpus = Corpus::open(args.corpus);
     const QueryInput input = load_queries(corpus, args.ideas, "ideas");
     const Labelled lab = match_labels(input, args);
     const std::vector<NeighborProfile> profiles = compute_profiles(corpus, input, lab, grid, args);
     std::vector<SweepCandidate> candidates = sweep_candidates(profiles, grid);
     const SweepReport report = evaluate_sweep(candidates, lab.labels, lab.groups, args.options);
+    const std::vector<PairedComparison> paired =
+        paired_comparisons(candidates, lab.labels, lab.groups, pairs, args.options);
 
     const std::string base = "P=" + std::to_string(grid.base_p);
     const std::size_t rnd = find_candidate(candidates, "rnd[cos," + base + ",Q=" + std::to_string(grid.base_q) + "]");
@@ -312,9 +363,12 @@ int run_sweep(SweepArgs args) {
         find_candidate(candidates, "rnd[euclid," + base + ",Q=" + std::to_string(grid.base_q) + "]"),
         find_candidate(candidates, "rank_avg[rnd,hd]"), candidates.size() - 1};
     const std::vector<std::size_t> rows = rows_to_print(candidates, report, baselines, args.top);
-    const ordered_json result = to_json(candidates, report, verdict, args, lab.idea.size());
+    const ordered_json result = to_json(candidates, report, verdict, paired, args, lab.idea.size());
     if (args.json) std::printf("%s\n", result.dump(2).c_str());
-    else print_table(candidates, report, rows, verdict, args, lab.idea.size());
+    else {
+        print_table(candidates, report, rows, verdict, args, lab.idea.size());
+        print_paired(paired);
+    }
     if (!args.out.empty()) {
         write_atomically(args.out, result.dump(2) + "\n");
         std::fprintf(stderr, "novelty: wrote the sweep to %s\n", args.out.c_str());
@@ -350,6 +404,9 @@ void add_eval_sweep_command(CLI::App& eval, int& exit_code) {
     cmd->add_option("--densities", a->densities, "Density definitions: cos, kth, euclid (default all)");
     cmd->add_option("--bootstrap", a->options.bootstrap, "Bootstrap replicates for the 95% intervals (default 200)")
         ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+    cmd->add_option("--paired", a->paired,
+                    "Pairs A:B of variant names (comma-separated; names as printed): AUROC(A) - AUROC(B) over all "
+                    "ideas and per group, with paired bootstrap intervals");
     cmd->add_option("--seed", a->options.seed, "Seed of the bootstrap and of the folds (default 1)");
     cmd->add_option("--folds", a->options.folds, "Cross-validation folds (default 5)")
         ->check(CLI::Range(std::size_t{2}, std::size_t{50}));

@@ -144,6 +144,19 @@ def load_biomed(path, dropped):
     return works
 
 
+def read_excluded(path):
+    """The ids of a labels file (another set's labels.jsonl): none of them is drawn as a negative or
+    a biomedical positive here, so that a confirmation set does not reuse the ideas of the set it
+    confirms."""
+    if not path:
+        return set()
+    ids = set()
+    for number, r in read_jsonl(path):
+        require(r, ("id",), path, number)
+        ids.add(str(r["id"]))
+    return ids
+
+
 def ml_half(papers, args, rng):
     venues = set(v.strip().lower() for v in args.ml_positive_venues.split(",") if v.strip())
     first, last = (int(y) for y in args.ml_negative_years.split("-"))
@@ -154,7 +167,8 @@ def ml_half(papers, args, rng):
     positive_ids = set(p["id"] for p in positives)
     held_out = lambda p: p["venue"].lower() in ("nips", "neurips") and p["year"] >= 2019
     candidates = [p for p in papers if first <= p["year"] <= last and p["venue"].lower() not in venues
-                  and int_or(p.get("gs_citation"), -1) >= 0 and p.get("abstract") and not held_out(p)]
+                  and int_or(p.get("gs_citation"), -1) >= 0 and p.get("abstract") and not held_out(p)
+                  and p["id"] not in args.excluded]
     candidates.sort(key=lambda p: (-p["gs_citation"], p["id"]))
     negatives = candidates[:args.ml_negatives]
     negative_ids = set(p["id"] for p in negatives)
@@ -168,9 +182,10 @@ def ml_half(papers, args, rng):
 
 def biomed_half(works, args, rng):
     recent = sorted((w for w in works if w["year"] >= args.biomed_recent_from and w.get("date")
-                     and w.get("abstract")), key=lambda w: work_key(w["openalex"]))
+                     and w.get("abstract") and work_key(w["openalex"]) not in args.excluded), key=lambda w: work_key(w["openalex"]))
     positives = sorted(rng.sample(recent, min(args.biomed_positives, len(recent))), key=lambda w: work_key(w["openalex"]))
-    old = [w for w in works if w["year"] <= args.biomed_old_until and w.get("abstract")]
+    old = [w for w in works if w["year"] <= args.biomed_old_until and w.get("abstract")
+           and work_key(w["openalex"]) not in args.excluded]
     old.sort(key=lambda w: (-int_or(w.get("cited_by_count"), -1), work_key(w["openalex"])))
     negatives = old[:args.biomed_negatives]
     chosen = set(work_key(w["openalex"]) for w in positives + negatives)
@@ -199,7 +214,11 @@ def main():
     parser.add_argument("--biomed-negatives", type=int, default=255)
     parser.add_argument("--biomed-corpus-size", type=int, default=3000,
                         help="biomedical works in the corpus, positives and negatives included (default 3000; 0 = all)")
+    parser.add_argument("--exclude-labels", default="",
+                        help="labels.jsonl of another set: its ids are not drawn as negatives or biomedical "
+                             "positives (the ML positives, all the orals of the year, stay the same)")
     args = parser.parse_args()
+    args.excluded = read_excluded(args.exclude_labels)
     if args.ml_corpus_size == 0:
         args.ml_corpus_size = sys.maxsize
     if args.biomed_corpus_size == 0:
@@ -243,7 +262,9 @@ def main():
     write_atomically(os.path.join(args.out, "ideas.jsonl"), (dumps(i) for i in ideas))
     write_atomically(os.path.join(args.out, "labels.jsonl"), (dumps(l) for l in labels))
     summary = {
-        "flags": {k: (v if v != sys.maxsize else 0) for k, v in sorted(vars(args).items()) if k not in ("ml", "biomed", "out")},
+        "flags": {k: (v if v != sys.maxsize else 0) for k, v in sorted(vars(args).items())
+                  if k not in ("ml", "biomed", "out", "excluded", "exclude_labels")},
+        "excluded_ids": len(args.excluded),
         "inputs": {os.path.basename(args.ml): sha256_of(args.ml), os.path.basename(args.biomed): sha256_of(args.biomed)},
         "counts": {"ml_positives": len(ml_positives), "ml_negatives": len(ml_negatives),
                    "biomed_positives": len(bio_positives), "biomed_negatives": len(bio_negatives),

@@ -162,3 +162,37 @@ TEST(ScoreCli, HistoricalFromBoundsHdAndIsRecorded) {
     EXPECT_EQ(short_q.exit_code, 2);
     EXPECT_NE(short_q.err.find("q >= 5"), std::string::npos) << short_q.err;
 }
+
+TEST(EvalSweepCli, PairedComparisons) {
+    SweepFixture f;
+    const std::string pairs = "rnd[cos,P=10,Q=5]:hd[n=5],hd[n=5]:hd[n=5]";
+    const auto r = run_cli(f.sweep_base() + " --p 10 --q 5 --hd 5 --densities cos --bootstrap 100 --folds 2 --json --paired " +
+                           shell_quote(pairs));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json sweep = nlohmann::json::parse(r.out);
+    ASSERT_EQ(sweep["paired"].size(), 2u);
+    const auto& first = sweep["paired"][0];
+    EXPECT_EQ(first["a"], "rnd[cos,P=10,Q=5]");
+    EXPECT_EQ(first["b"], "hd[n=5]");
+    for (const std::string group : {"all", "a", "b"}) {
+        const double a = variant(sweep, "rnd[cos,P=10,Q=5]")["groups"][group]["auroc"].get<double>();
+        const double b = variant(sweep, "hd[n=5]")["groups"][group]["auroc"].get<double>();
+        const auto& d = first["groups"][group];
+        EXPECT_NEAR(d["difference"].get<double>(), a - b, 1e-12) << group;
+        EXPECT_LE(d["ci95"][0].get<double>(), d["ci95"][1].get<double>());
+    }
+    // A variant against itself: 0 on every resample.
+    EXPECT_EQ(sweep["paired"][1]["groups"]["all"]["ci95"], nlohmann::json::array({0.0, 0.0}));
+    EXPECT_EQ(sweep["paired"][1]["groups"]["all"]["share_not_above"], 1.0);
+
+    const auto table = run_cli(f.sweep_base() + " --p 10 --q 5 --hd 5 --densities cos --bootstrap 20 --folds 2 --paired " +
+                               shell_quote(pairs));
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("Paired differences"), std::string::npos);
+    EXPECT_NE(table.out.find("rnd[cos,P=10,Q=5] - hd[n=5]"), std::string::npos);
+
+    const auto unknown = run_cli(f.sweep_base() + " --p 10 --paired " + shell_quote("rnd[cos,P=20,Q=5]:hd[n=5]"));
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("rnd[cos,P=20,Q=5]"), std::string::npos) << unknown.err;
+    EXPECT_EQ(run_cli(f.sweep_base() + " --paired hd").exit_code, 2);
+}

@@ -1,6 +1,7 @@
 #include "novelty/scoring/metrics.hpp"
 
 #include "novelty/util/error.hpp"
+#include "split_mix64.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -57,28 +58,7 @@ double auroc_from_counts(const std::vector<std::uint32_t>& pos, const std::vecto
     return u / (n_pos * n_neg);
 }
 
-/// SplitMix64: a small generator whose output is fixed by its definition on every platform.
-class SplitMix64 {
-public:
-    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next() {
-        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-    /// Uniform in [0, n), n > 0, without modulo bias (rejection).
-    std::uint64_t below(std::uint64_t n) {
-        const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
-        std::uint64_t x;
-        do x = next();
-        while (x >= limit);
-        return x % n;
-    }
-
-private:
-    std::uint64_t state_;
-};
+using detail::SplitMix64;
 
 std::string empty_reason(std::size_t n_pos, std::size_t n_neg, std::size_t n_missing) {
     if (n_pos == 0 && n_neg == 0) return n_missing > 0 ? "no scores" : "no positives and no negatives";

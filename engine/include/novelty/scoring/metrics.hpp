@@ -52,6 +52,29 @@ struct Interval {
 std::optional<Interval> bootstrap_auroc_ci(std::span<const double> scores, std::span<const int> labels,
                                            std::size_t replicates, std::uint64_t seed, double level = 0.95);
 
+/// AUROC(a) - AUROC(b) of two scores of the same items, with a paired bootstrap interval: the
+/// question "is a better than b on these items?", which two separate intervals cannot answer.
+struct PairedDifference {
+    double value = 0;              ///< AUROC(a) - AUROC(b) over the items both score
+    std::optional<Interval> ci;    ///< percentile interval of the replicate differences
+    /// The share of replicates whose difference is 0 or less (a one-sided bootstrap p-value for
+    /// "a above b"); NaN without replicates.
+    double share_not_above = 0;
+    std::size_t n_pos = 0, n_neg = 0, n_missing = 0;  ///< n_missing: items without both scores
+};
+
+/// The paired stratified bootstrap of AUROC(a) - AUROC(b). Items where a or b is NaN are left
+/// out of both. Each replicate draws n_pos items with replacement from the positives and n_neg
+/// from the negatives (in item order, with the seeded built-in generator) and computes both
+/// AUROCs on that same draw (ties count 1/2, as auroc()); the interval holds the (1-level)/2
+/// and (1+level)/2 quantiles of the differences (as quantile()). Deterministic on every
+/// platform. Empty when no item with both scores is a positive or none is a negative; ci empty
+/// when `replicates` is 0. Throws UsageError for spans of unequal length, labels other than 0/1
+/// or a level outside (0, 1).
+std::optional<PairedDifference> paired_auroc_difference(std::span<const double> a, std::span<const double> b,
+                                                        std::span<const int> labels, std::size_t replicates,
+                                                        std::uint64_t seed, double level = 0.95);
+
 /// The q-quantile (q in [0, 1]) of values sorted ascending, with linear interpolation between
 /// order statistics: position (n-1) q (numpy's default, "type 7"). NaN for an empty span.
 double quantile(std::span<const double> sorted, double q);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace novelty {
@@ -132,5 +133,26 @@ double selection_criterion(std::span<const double> scores, std::span<const int> 
 /// the higher mean training criterion, then the earlier candidate).
 SweepReport evaluate_sweep(std::vector<SweepCandidate>& candidates, std::span<const int> labels,
                            std::span<const std::string> groups, const SweepOptions& options);
+
+/// One paired comparison of two variants: AUROC(a) - AUROC(b) over every idea ("all") and in
+/// each group, with paired bootstrap intervals (paired_auroc_difference, options.bootstrap
+/// replicates, options.seed).
+struct PairedComparison {
+    std::string a, b;
+    std::vector<std::string> groups;                     ///< "all" then the groups in name order
+    std::vector<std::optional<PairedDifference>> result;  ///< per entry of groups
+};
+
+/// Parses "A:B[,A:B...]": pairs of variant names as printed (names hold commas inside their
+/// brackets, so only commas outside brackets separate pairs). Throws UsageError naming
+/// parameter "paired" for an item without exactly one ':' outside brackets or with an empty side.
+std::vector<std::pair<std::string, std::string>> parse_variant_pairs(const std::string& text);
+
+/// The paired comparisons of the named candidates (any candidate, the logistic one included).
+/// Throws UsageError naming parameter "paired" when a name is not a candidate's.
+std::vector<PairedComparison> paired_comparisons(const std::vector<SweepCandidate>& candidates,
+                                                 std::span<const int> labels, std::span<const std::string> groups,
+                                                 const std::vector<std::pair<std::string, std::string>>& pairs,
+                                                 const SweepOptions& options);
 
 }  // namespace novelty
