@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -110,9 +111,25 @@ public:
             .dump();
     }
 
+    /// The question of a query-rewriting request ("Research question: Q" up to the blank line), or "".
+    static std::string rewrite_question(const std::string& user) {
+        const std::string mark = "Research question: ";
+        if (user.rfind(mark, 0) != 0) return "";
+        return user.substr(mark.size(), user.find("\n\n") == std::string::npos ? std::string::npos : user.find("\n\n") - mark.size());
+    }
+    /// The number of texts a rewriting request asks for ("Number of queries: N" / "abstracts"), 1 when none.
+    static std::size_t rewrite_count(const std::string& user) {
+        const auto at = user.find("Number of ");
+        if (at == std::string::npos) return 1;
+        const auto colon = user.find(": ", at);
+        return colon == std::string::npos ? 1 : static_cast<std::size_t>(std::max(1, std::atoi(user.c_str() + colon + 2)));
+    }
+
     /// The default answers: extraction -> one methodology claim per sentence of the description
     /// (at most 4), entailment -> level 5 when both claims are equal, else 2; verdict -> fail
-    /// naming the strongest candidate when the profile holds a level 5, else pass.
+    /// naming the strongest candidate when the profile holds a level 5, else pass; query
+    /// expansion -> N questions made from the question, HyDE -> N abstracts naming it, a
+    /// continuation -> one sentence naming it.
     static void answer(const json& body, httplib::Response& res) {
         const std::string system = body["messages"][0]["content"].get<std::string>();
         const std::string user = body["messages"][1]["content"].get<std::string>();
@@ -148,6 +165,19 @@ public:
             content = source.empty()
                           ? json{{"decision", "pass"}, {"source", nullptr}, {"established", json::array()}, {"rationale", "new"}}.dump()
                           : json{{"decision", "fail"}, {"source", source}, {"established", {0}}, {"rationale", "copied"}}.dump();
+        } else if (const std::string question = rewrite_question(user); !question.empty() &&
+                   system.find("augmented versions") != std::string::npos) {
+            json rewrites = json::array();
+            for (std::size_t i = 0; i < rewrite_count(user); ++i)
+                rewrites.push_back(i % 2 == 0 ? question + " methods and datasets" : "prior work on " + question);
+            content = json{{"rewrites", rewrites}}.dump();
+        } else if (!question.empty() && system.find("hypothetical abstracts") != std::string::npos) {
+            json abstracts = json::array();
+            for (std::size_t i = 0; i < rewrite_count(user); ++i)
+                abstracts.push_back("We study " + question + " from angle " + std::to_string(i + 1) + ".");
+            content = json{{"abstracts", abstracts}}.dump();
+        } else if (!question.empty() && system.find("continue it with a short passage") != std::string::npos) {
+            content = json{{"continuation", "Related methods, tasks and evaluations of " + question + "."}}.dump();
         } else {
             content = json{{"echo", user}}.dump();
         }

@@ -1,17 +1,13 @@
-// The LLM side of `novelty retrieve --expand N / --hyde N --llm URL`: the flags (named as in
-// `novelty claims`), the chat client, and one batch of queries' rewrites at a time with every
-// request of the batch in flight together.
+// The LLM flags of `novelty retrieve --expand N / --hyde N --llm URL` (named as in `novelty
+// claims`) and the rewriting they open (novelty::host::LlmRewriting, shared with the Python package).
 #pragma once
 
-#include "rewrites_file.hpp"
-
-#include "novelty_host/llm/chat_client.hpp"
-#include "novelty_host/llm/llm_rewriter.hpp"
+#include "novelty/request/retrieval_run.hpp"
+#include "novelty_host/llm/llm_rewriting.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,33 +30,9 @@ struct RetrieveLlmFlags {
 /// Adds --llm, --llm-model, --llm-key, --concurrency, --timeout, --retries, --max-tokens and --cache.
 void add_retrieve_llm_flags(CLI::App& command, RetrieveLlmFlags& flags);
 
-/// The rewriters of a run: a chat client and one LlmRewriter per mode asked for.
-class LlmRewriting {
-public:
-    /// Opens the client (UsageError for a missing URL, or a missing model that the server's
-    /// /models does not settle). `n_expand` / `n_hyde`: texts per query for each mode (0 = that
-    /// mode is off); `expand_single`: expansion asks for one continuation instead of questions.
-    LlmRewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir, std::size_t n_expand, std::size_t n_hyde,
-                 bool expand_single = false);
-
-    /// Rewrites texts[begin, end) (one per query, keyed by ids[i]) in every mode, all requests
-    /// submitted before any is awaited. A failed query's list is empty and its error is set
-    /// (expand_error / hyde_error); it is also noted on stderr unless `quiet`.
-    std::map<std::string, QueryRewrites> rewrite(const std::vector<std::string>& ids, const std::vector<std::string>& texts,
-                                                 std::size_t begin, std::size_t end, bool quiet);
-
-    /// "llm:<model>".
-    std::string name() const;
-    /// Queries whose rewriting failed so far, over all modes.
-    std::size_t failures() const { return failures_; }
-    /// One stderr line per stage of the client's usage (calls, cache hits, failures, tokens).
-    void print_usage() const;
-
-private:
-    std::unique_ptr<host::ChatClient> client_;
-    std::unique_ptr<host::LlmRewriter> expand_, hyde_;
-    std::size_t n_expand_ = 0, n_hyde_ = 0;
-    std::size_t failures_ = 0;
-};
+/// The rewriting of the flags' LLM for `modes`, its response cache the --cache file, none, or the
+/// corpus's cache directory when writable (a warning on stderr when it is not).
+std::unique_ptr<host::LlmRewriting> open_llm_rewriting(const RetrieveLlmFlags& flags, const std::string& corpus_dir,
+                                                       const std::vector<RewriteMode>& modes);
 
 }  // namespace novelty::cli

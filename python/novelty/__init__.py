@@ -19,6 +19,7 @@ from ._claims import ClaimsChecker, claims
 from ._corpus import Corpus
 from ._embed import Embedder, default_model_dir, embed
 from ._index import Index, SearchResult
+from ._llm import LLMSettings
 from ._retrieve import retrieve
 from ._score import score
 from . import eval
@@ -34,6 +35,7 @@ __all__ = [
     "Embedder",
     "Index",
     "InputError",
+    "LLMSettings",
     "NoveltyError",
     "SearchResult",
     "UsageError",

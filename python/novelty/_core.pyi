@@ -147,9 +147,9 @@ def score(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=
     Scores resolved ideas; one JSON text per idea, as `novelty score` writes it.
     """
 
-def retrieve(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], texts: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], methods: Sequence[str], k: int, fusion_depth: int) -> list:
+def retrieve(index: Index, embedder: Embedder | None, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], ids: Sequence[str], texts: Sequence[str], cutoffs: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], methods: Sequence[str], k: int, fusion_depth: int, expand: int, expand_mode: str, hyde: int, fuse_original: bool, rewrites: str, llm: str, llm_model: str, llm_key: str, concurrency: int, timeout: float, retries: int, max_tokens: int, cache: str) -> list[str]:
     """
-    Rankings per query: a dict method -> [{id, row, rank, score, title}], best first.
+    One JSON line per query, as `novelty retrieve --jsonl` writes it: the rankings by tag (each method, then each method with each rewrite mode), best first, and the rewrites used.
     """
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> dict:

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,13 @@ using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
 /// Throws UsageError naming `parameter` for another dtype, rank or width. Counts copies in
 /// query_copies() and records the pointer the engine gets in last_query_pointer().
 QueryMatrix query_matrix(const AnyArray& array, std::size_t dim, const std::string& parameter);
+
+/// The engine's per-query arguments from the Python ones: the vectors of `q` (none when a
+/// retrieval ranks by text alone) and, when given, one row limit and one exclusion list for each
+/// of `n_queries` queries (UsageError naming row_limit or exclude otherwise).
+SearchQueries search_queries(const QueryMatrix& q, std::size_t n_queries,
+                             const std::optional<std::vector<std::size_t>>& row_limit,
+                             const std::optional<std::vector<std::vector<std::int64_t>>>& excluded);
 
 /// How many query arrays had to be copied (not float32, or not C-contiguous), since the start.
 std::size_t query_copies();

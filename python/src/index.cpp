@@ -36,27 +36,31 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
     return h;
 }
 
-/// The engine's per-query arguments from the Python ones (validated: one per query).
-SearchQueries search_queries(const QueryMatrix& q, const std::optional<std::vector<std::size_t>>& row_limit,
+}  // namespace
+
+SearchQueries search_queries(const QueryMatrix& q, std::size_t n_queries,
+                             const std::optional<std::vector<std::size_t>>& row_limit,
                              const std::optional<std::vector<std::vector<std::int64_t>>>& excluded) {
     SearchQueries s;
     s.vectors = q.data;
     s.n_queries = q.n;
     s.dim = q.dim;
     if (row_limit) {
-        if (row_limit->size() != q.n)
+        if (row_limit->size() != n_queries)
             throw UsageError("row_limit has " + std::to_string(row_limit->size()) + " entries for " +
-                                 std::to_string(q.n) + " queries", "row_limit");
+                                 std::to_string(n_queries) + " queries", "row_limit");
         s.row_limit = *row_limit;
     }
     if (excluded) {
-        if (excluded->size() != q.n)
+        if (excluded->size() != n_queries)
             throw UsageError("exclude has " + std::to_string(excluded->size()) + " entries for " +
-                                 std::to_string(q.n) + " queries", "exclude");
+                                 std::to_string(n_queries) + " queries", "exclude");
         for (const auto& rows : *excluded) s.excluded.add(rows);
     }
     return s;
 }
+
+namespace {
 
 using SearchResult = std::tuple<nb::ndarray<nb::numpy, float>, nb::ndarray<nb::numpy, std::int64_t>,
                                 nb::ndarray<nb::numpy, std::int64_t>>;
@@ -67,7 +71,7 @@ SearchResult search(IndexHandle& h, const AnyArray& queries, std::size_t k,
     if (k < 1 || k > SearchIndex::max_k)
         throw UsageError("k must be 1.." + std::to_string(SearchIndex::max_k) + ", not " + std::to_string(k), "k");
     const QueryMatrix q = query_matrix(queries, h.index->dim(), "queries");
-    const SearchQueries s = search_queries(q, row_limit, excluded);
+    const SearchQueries s = search_queries(q, q.n, row_limit, excluded);
     TopK top;
     if (q.n > 0) {
         nb::gil_scoped_release release;

@@ -1,137 +1,123 @@
 // novelty._core.retrieve: dense, BM25 and hybrid (reciprocal-rank fusion) rankings under a
-// per-query cutoff, as `novelty retrieve` computes them (without LLM rewriting).
+// per-query cutoff, and their fusion over query rewrites (from an LLM or a rewrites file), through
+// the request layer's RetrievalRanker and the host's LlmRewriting, as `novelty retrieve` computes
+// them. Returns the JSON Lines records the CLI writes.
 #include "bindings.hpp"
 
+#include "novelty/request/retrieval_run.hpp"
 #include "novelty/retrieval/retrieval.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty_host/llm/llm_rewriting.hpp"
 
-#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
-#include <map>
+#include <memory>
 #include <optional>
 
 namespace novelty::python {
 
 namespace {
 
-Ranking truncated(Ranking r, std::size_t k) {
-    if (r.rows.size() > k) {
-        r.rows.resize(k);
-        r.scores.resize(k);
-    }
-    return r;
-}
-
-struct RetrieveRequest {
-    std::vector<std::string> texts;                  ///< per query (BM25)
-    std::vector<std::size_t> row_limit;              ///< per query
-    std::vector<std::vector<std::int64_t>> excluded; ///< per query
-    std::vector<std::string> methods;                ///< dense | bm25 | hybrid
-    std::size_t k = 10;
-    std::size_t fusion_depth = 100;
+/// The queries as the Python side resolved them (one entry per query in each list).
+struct RetrieveQueries {
+    std::vector<std::string> ids, texts, cutoffs;  ///< cutoff "" = none
+    std::vector<std::size_t> row_limit;
+    std::vector<std::vector<std::int64_t>> excluded;
 };
 
-/// Each query's rankings by method, cut to k (the engine's work, without the GIL).
-std::vector<std::map<std::string, Ranking>> rank_all(IndexHandle& h, const QueryMatrix& q, const RetrieveRequest& r) {
-    bool need_dense = false, need_bm25 = false, fusing = false;
-    for (const auto& m : r.methods) {
-        if (m != "dense" && m != "bm25" && m != "hybrid")
-            throw UsageError("unknown method '" + m + "' (expected dense, bm25, hybrid)", "methods");
-        need_dense = need_dense || m != "bm25";
-        need_bm25 = need_bm25 || m != "dense";
-        fusing = fusing || m == "hybrid";
-    }
-    if (r.methods.empty()) throw UsageError("methods needs at least one of dense, bm25, hybrid", "methods");
-    if (r.k < 1 || r.k > SearchIndex::max_k) throw UsageError("k must be 1..2048", "k");
-    const std::size_t depth = fusing ? std::max(r.k, std::min(r.fusion_depth, SearchIndex::max_k)) : r.k;
-    const std::size_t n = r.texts.size();
-    std::vector<Ranking> dense;
-    if (need_dense && n > 0) {
-        SearchQueries s;
-        s.vectors = q.data;
-        s.n_queries = q.n;
-        s.dim = q.dim;
-        s.row_limit = r.row_limit;
-        for (const auto& rows : r.excluded) s.excluded.add(rows);
-        std::lock_guard<std::mutex> lock(h.mutex);
-        dense = dense_rankings(*h.index, s, depth);
-    }
-    std::optional<Bm25Index> bm25;
-    if (need_bm25) bm25.emplace(h.corpus->dir());
-    std::vector<std::map<std::string, Ranking>> out(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        Ranking text_ranking;
-        if (need_bm25) text_ranking = bm25->rank(r.texts[i], r.row_limit[i], r.excluded[i], depth);
-        for (const auto& m : r.methods) {
-            if (m == "dense") out[i][m] = truncated(dense[i], r.k);
-            if (m == "bm25") out[i][m] = truncated(text_ranking, r.k);
-            if (m == "hybrid") {
-                const std::vector<Ranking> both{dense[i], text_ranking};
-                out[i][m] = reciprocal_rank_fusion(both, r.k);
-            }
-        }
-    }
-    return out;
+/// Where the rewrites come from: a rewrites file, or an LLM (the settings of `novelty retrieve`'s
+/// --llm flags; cache "" = no response cache).
+struct RewriteSource {
+    std::string rewrites_file;
+    std::string llm, llm_model, llm_key, cache;
+    std::size_t concurrency = 8;
+    double timeout = 120;
+    int retries = 5;
+    int max_tokens = 0;
+};
+
+RewritesById rewrites_of(const RewriteSource& source, const RetrieveQueries& q, const std::vector<RewriteMode>& modes) {
+    if (modes.empty()) return {};
+    if (!source.rewrites_file.empty()) return read_rewrites_file(source.rewrites_file);
+    host::ClaimsLlmSettings settings;
+    settings.llm_key = source.llm_key;
+    settings.concurrency = source.concurrency;
+    settings.concurrency_given = true;
+    settings.timeout_seconds = source.timeout;
+    settings.retries = source.retries;
+    settings.max_tokens = source.max_tokens;
+    settings.response_cache = source.cache;
+    host::LlmRewriting llm(settings, source.llm == "env" ? "" : source.llm, source.llm_model, modes);
+    // Failures are reported in the records ("rewrite_errors"), not on stderr.
+    return llm.rewrite(q.ids, q.texts, 0, q.ids.size());
 }
 
-/// [{"id", "row", "rank", "score", "title"}] as the CLI's --jsonl lists a ranking; `labels` holds
-/// the (id, title) of each of its rows in order.
-nb::list ranking_list(const Ranking& ranking, const std::vector<std::pair<std::string, std::string>>& labels) {
-    nb::list list;
-    for (std::size_t j = 0; j < ranking.size(); ++j) {
-        nb::dict d;
-        d["id"] = labels[j].first;
-        d["row"] = ranking.rows[j];
-        d["rank"] = j + 1;
-        d["score"] = ranking.scores[j];
-        d["title"] = labels[j].second;
-        list.append(d);
-    }
-    return list;
+/// The records, one JSON line per query (the engine's work, without the GIL).
+std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder, const QueryMatrix& vectors,
+                                        const RetrieveQueries& q, const RetrievalSettings& settings,
+                                        const RewriteSource& source) {
+    const std::vector<RewriteMode> modes = retrieval_modes(settings);
+    if (!modes.empty() && source.rewrites_file.empty() && source.llm.empty())
+        throw UsageError("expand and hyde need rewrites: llm (an OpenAI-compatible server) or rewrites (a file)", "llm");
+    RetrievalRanker ranker(
+        *h.corpus, settings, modes,
+        [&h](const SearchQueries& s, std::size_t depth) {
+            std::lock_guard<std::mutex> lock(h.mutex);
+            return dense_rankings(*h.index, s, depth);
+        },
+        [embedder](const std::vector<std::string>& texts) {
+            if (!embedder) throw UsageError("rewrites ranked densely need an encoder", "embedder");
+            std::lock_guard<std::mutex> lock(embedder->mutex);
+            return embedder->embedder->embed(texts);
+        });
+    const RewritesById rewrites = rewrites_of(source, q, modes);
+    SearchQueries scopes = search_queries(vectors, q.ids.size(), q.row_limit, q.excluded);
+    const std::vector<RankingsByTag> ranked = ranker.rank(RetrievalBatch{q.ids, q.texts, std::move(scopes)}, rewrites);
+    const std::vector<std::string> tags = ranker.tags();
+    std::vector<std::string> lines;
+    std::lock_guard<std::mutex> lock(*h.corpus_lock);
+    for (std::size_t i = 0; i < q.ids.size(); ++i)
+        lines.push_back(retrieval_record_json(*h.corpus, q.ids[i], q.cutoffs[i], q.row_limit[i], ranked[i], tags, modes,
+                                              rewrites));
+    return lines;
 }
 
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-nb::list retrieve_py(IndexHandle& h, const AnyArray& vectors, RetrieveRequest r) {
-    const QueryMatrix q = query_matrix(vectors, h.index->dim(), "vectors");
-    const std::size_t n = r.texts.size();
-    if (r.row_limit.size() != n || r.excluded.size() != n || (q.n != n && q.n != 0))
-        throw UsageError("texts, vectors, row limits and exclusions must have one entry per query", "queries");
-    std::vector<std::map<std::string, Ranking>> ranked;
-    std::vector<std::map<std::string, Labels>> labels(n);
-    {
-        nb::gil_scoped_release release;
-        ranked = rank_all(h, q, r);
-        std::lock_guard<std::mutex> lock(*h.corpus_lock);
-        for (std::size_t i = 0; i < n; ++i)
-            for (const auto& [method, ranking] : ranked[i]) {
-                Labels& list = labels[i][method];
-                for (std::int64_t row : ranking.rows) list.push_back(h.corpus->id_and_title(static_cast<std::size_t>(row)));
-            }
-    }
-    nb::list out;
-    for (std::size_t i = 0; i < n; ++i) {
-        nb::dict results;
-        for (const auto& m : r.methods) results[m.c_str()] = ranking_list(ranked[i].at(m), labels[i].at(m));
-        out.append(results);
-    }
-    return out;
+std::vector<std::string> retrieve_py(IndexHandle& h, EmbedderHandle* embedder, const AnyArray& vectors,
+                                     RetrieveQueries q, const RetrievalSettings& settings, const RewriteSource& source) {
+    const QueryMatrix m = query_matrix(vectors, h.index->dim(), "vectors");
+    const std::size_t n = q.ids.size();
+    if (q.texts.size() != n || q.cutoffs.size() != n || q.row_limit.size() != n || q.excluded.size() != n ||
+        (m.n != n && m.n != 0))
+        throw UsageError("ids, texts, cutoffs, vectors, row limits and exclusions must have one entry per query", "queries");
+    nb::gil_scoped_release release;
+    return retrieve_lines(h, embedder, m, q, settings, source);
 }
 
 }  // namespace
 
 void bind_retrieve(nb::module_& m) {
-    m.def("retrieve", [](IndexHandle& h, const AnyArray& vectors, std::vector<std::string> texts,
-                         std::vector<std::size_t> row_limit, std::vector<std::vector<std::int64_t>> excluded,
-                         std::vector<std::string> methods, std::size_t k, std::size_t fusion_depth) {
-        RetrieveRequest r{std::move(texts), std::move(row_limit), std::move(excluded), std::move(methods), k, fusion_depth};
-        return retrieve_py(h, vectors, std::move(r));
-    }, nb::arg("index"), nb::arg("vectors"), nb::arg("texts"), nb::arg("row_limit"), nb::arg("excluded"),
-       nb::arg("methods"), nb::arg("k"), nb::arg("fusion_depth"),
-       "Rankings per query: a dict method -> [{id, row, rank, score, title}], best first.");
+    m.def("retrieve",
+          [](IndexHandle& h, EmbedderHandle* embedder, const AnyArray& vectors, std::vector<std::string> ids,
+             std::vector<std::string> texts, std::vector<std::string> cutoffs, std::vector<std::size_t> row_limit,
+             std::vector<std::vector<std::int64_t>> excluded, std::vector<std::string> methods, std::size_t k,
+             std::size_t fusion_depth, std::size_t expand, std::string expand_mode, std::size_t hyde,
+             bool fuse_original, std::string rewrites, std::string llm, std::string llm_model, std::string llm_key,
+             std::size_t concurrency, double timeout, int retries, int max_tokens, std::string cache) {
+              RetrieveQueries q{std::move(ids), std::move(texts), std::move(cutoffs), std::move(row_limit),
+                                std::move(excluded)};
+              RetrievalSettings s{std::move(methods), k, fusion_depth, expand, std::move(expand_mode), hyde, fuse_original};
+              RewriteSource source{std::move(rewrites), std::move(llm), std::move(llm_model), std::move(llm_key),
+                                   std::move(cache), concurrency, timeout, retries, max_tokens};
+              return retrieve_py(h, embedder, vectors, std::move(q), s, source);
+          },
+          nb::arg("index"), nb::arg("embedder").none(), nb::arg("vectors"), nb::arg("ids"), nb::arg("texts"),
+          nb::arg("cutoffs"), nb::arg("row_limit"), nb::arg("excluded"), nb::arg("methods"), nb::arg("k"),
+          nb::arg("fusion_depth"), nb::arg("expand"), nb::arg("expand_mode"), nb::arg("hyde"),
+          nb::arg("fuse_original"), nb::arg("rewrites"), nb::arg("llm"), nb::arg("llm_model"), nb::arg("llm_key"),
+          nb::arg("concurrency"), nb::arg("timeout"), nb::arg("retries"), nb::arg("max_tokens"), nb::arg("cache"),
+          "One JSON line per query, as `novelty retrieve --jsonl` writes it: the rankings by tag (each method, "
+          "then each method with each rewrite mode), best first, and the rewrites used.");
 }
 
 }  // namespace novelty::python

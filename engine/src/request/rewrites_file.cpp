@@ -1,14 +1,14 @@
-#include "rewrites_file.hpp"
+#include "novelty/request/retrieval_run.hpp"
 
 #include "novelty/util/error.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
 
-namespace novelty::cli {
+namespace novelty {
 
 namespace {
 
@@ -27,10 +27,10 @@ std::vector<std::string> string_list(const nlohmann::json& record, const char* k
 
 }  // namespace
 
-std::map<std::string, QueryRewrites> read_rewrites_file(const std::string& path) {
+RewritesById read_rewrites_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "cannot open the file");
-    std::map<std::string, QueryRewrites> rewrites;
+    RewritesById rewrites;
     std::map<std::string, std::size_t> first_line;
     std::string text;
     std::size_t line = 0;
@@ -71,4 +71,4 @@ std::map<std::string, QueryRewrites> read_rewrites_file(const std::string& path)
     return rewrites;
 }
 
-}  // namespace novelty::cli
+}  // namespace novelty
