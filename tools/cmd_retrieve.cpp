@@ -4,6 +4,7 @@
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
+#include "record_sink.hpp"
 #include "retrieve_llm.hpp"
 
 #include "novelty/util/message_text.hpp"
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 
 namespace novelty::cli {
@@ -39,6 +41,7 @@ struct RetrieveArgs {
     bool fuse_original = false;
     RetrieveLlmFlags llm;
     std::string rewrites;
+    bool resume = false;
     DeviceFlags device;
 };
 
@@ -162,16 +165,26 @@ void report_retrieval(std::size_t n_empty, std::size_t n_short, const RetrieveAr
     if (!args.queries.quiet) std::fputs(llm->usage().c_str(), stderr);
 }
 
-/// Where a run writes: the TREC run and/or the JSON Lines.
+/// Where a run writes: the TREC run (written whole) and/or the JSON Lines (through the one
+/// resumable output; --resume continues it).
 struct RetrieveOutputs {
-    std::unique_ptr<AtomicFile> trec, jsonl;
+    std::unique_ptr<AtomicFile> trec;
+    std::unique_ptr<RecordSink> jsonl;
     std::string trec_path, jsonl_path;
 
     explicit RetrieveOutputs(const RetrieveArgs& args) {
         jsonl_path = !args.jsonl.empty() ? args.jsonl : (ends_with(args.out, ".jsonl") ? args.out : "");
         trec_path = ends_with(args.out, ".jsonl") ? "" : args.out;
+        if (args.resume && !trec_path.empty())
+            throw UsageError("--resume continues JSON Lines (--out FILE.jsonl or --jsonl FILE alone); a TREC run (--out " +
+                             trec_path + ") is written whole");
+        if (!jsonl_path.empty())
+            jsonl = std::make_unique<RecordSink>(jsonl_path, RecordSink::Kind::jsonl, args.resume, "", "", "query");
         if (!trec_path.empty()) trec = std::make_unique<AtomicFile>(trec_path);
-        if (!jsonl_path.empty()) jsonl = std::make_unique<AtomicFile>(jsonl_path);
+    }
+    const std::set<std::string>& done() const {
+        static const std::set<std::string> none;
+        return jsonl ? jsonl->done() : none;
     }
 };
 
@@ -191,6 +204,7 @@ void write_batch(RetrieveOutputs& out, const Corpus& corpus, const QueryInput& i
                  std::size_t k, std::size_t& n_empty, std::size_t& n_short) {
     const std::vector<std::string> tags = ranker.tags();
     std::string trec_text, jsonl_text;
+    std::vector<std::string> ids;
     for (std::size_t j = 0; j < ranked.size(); ++j) {
         const std::size_t i = begin + j;
         const std::string& qid = input.records[i].id;
@@ -203,12 +217,13 @@ void write_batch(RetrieveOutputs& out, const Corpus& corpus, const QueryInput& i
         }
         n_empty += all_empty;
         n_short += any_short;
+        ids.push_back(qid);
         if (out.jsonl)
             jsonl_text += retrieval_record_json(corpus, qid, input.scopes[i].cutoff, input.scopes[i].row_limit, ranked[j],
                                                 tags, ranker.modes(), rewrites) + "\n";
     }
     if (out.trec) out.trec->write(trec_text.data(), trec_text.size());
-    if (out.jsonl) out.jsonl->write(jsonl_text.data(), jsonl_text.size());
+    if (out.jsonl) out.jsonl->write_lines(ids, jsonl_text);
 }
 
 int run_retrieve(const RetrieveArgs& args) {
@@ -236,10 +251,12 @@ int run_retrieve(const RetrieveArgs& args) {
     };
 
     RetrieveOutputs out(args);
+    const auto runs = pending_runs(input, out.done(), queries_per_batch);
+    std::size_t n_todo = 0, n_done = 0;
+    for (const auto& [begin, end] : runs) n_todo += end - begin;
     host::ProgressBar bar("retrieve", "queries", args.queries.quiet);
     std::size_t n_empty = 0, n_short = 0;
-    for (std::size_t begin = 0; begin < n; begin += queries_per_batch) {
-        const std::size_t end = std::min(n, begin + queries_per_batch);
+    for (const auto& [begin, end] : runs) {
         const RewritesById llm_rewrites = llm ? llm->rewrite(ids, texts, begin, end, note_failure) : RewritesById{};
         const RewritesById& rewrites = llm ? llm_rewrites : file_rewrites;
         // query_slice gives the scopes, and the vectors when a method is dense (none else).
@@ -247,16 +264,19 @@ int run_retrieve(const RetrieveArgs& args) {
                                    std::span(texts).subspan(begin, end - begin), query_slice(input, begin, end)};
         const auto ranked = ranker.rank(batch, rewrites);
         write_batch(out, corpus, input, begin, ranked, ranker, rewrites, args.k, n_empty, n_short);
-        bar.update(end, n);
+        n_done += end - begin;
+        bar.update(n_done, n_todo);
     }
     if (out.trec) out.trec->commit();
-    if (out.jsonl) out.jsonl->commit();
+    if (out.jsonl) out.jsonl->finish(ids);
     bar.finish();
     report_retrieval(n_empty, n_short, args, llm.get());
     if (out.trec)
         std::fprintf(stderr, "novelty: wrote the run of %s (%zu rankings) to %s\n", count_of(n, "query").c_str(),
                      ranker.tags().size(), out.trec_path.c_str());
-    if (out.jsonl) std::fprintf(stderr, "novelty: wrote %s to %s\n", count_of(n, "result").c_str(), out.jsonl_path.c_str());
+    if (out.jsonl)
+        std::fprintf(stderr, "novelty: wrote %s to %s%s\n", count_of(n, "result").c_str(), out.jsonl_path.c_str(),
+                     n_todo == n ? "" : (" (" + thousands(n - n_todo) + " from an earlier run)").c_str());
     return exit_ok;
 }
 
@@ -286,6 +306,9 @@ void add_retrieve_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", args->out, "Write the TREC run here (qid Q0 docid rank score tag; tag = method), or "
                                         "JSON Lines when the name ends in .jsonl");
     cmd->add_option("--jsonl", args->jsonl, "Also write JSON Lines with titles here (one line per query)");
+    cmd->add_flag("--resume", args->resume,
+                  "Continue an interrupted run writing JSON Lines: queries already in FILE.partial are skipped (not "
+                  "with a TREC run, which is written whole)");
     cmd->add_option("--expand", args->expand,
                     "Query expansion: fuse the rankings of up to N augmented questions (--expand-mode multi), or rank "
                     "the question with one continuation appended (single; N = 1)")

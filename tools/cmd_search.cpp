@@ -184,21 +184,6 @@ void report_search_notes(const QueryInput& input, std::size_t n_short, std::size
                      n_resumed == 0 ? "" : (" (" + thousands(n_resumed) + " from an earlier run)").c_str());
 }
 
-/// The queries not finished by an earlier run, as consecutive runs [begin, end) of at most
-/// `max_run` queries, in input order.
-std::vector<std::pair<std::size_t, std::size_t>> query_runs(const QueryInput& input, const std::set<std::string>& done,
-                                                            std::size_t max_run) {
-    std::vector<std::pair<std::size_t, std::size_t>> runs;
-    for (std::size_t i = 0; i < input.records.size(); ++i) {
-        if (done.count(input.records[i].id)) continue;
-        if (!runs.empty() && runs.back().second == i && i - runs.back().first < max_run)
-            ++runs.back().second;
-        else
-            runs.emplace_back(i, i + 1);
-    }
-    return runs;
-}
-
 std::unique_ptr<SearchSink> make_search_sink(const Corpus& corpus, const QueryInput& input, const SearchArgs& args) {
     if (ends_with(args.out, ".npz")) {
         if (args.resume) throw UsageError("--resume continues a JSON Lines --out file; .npz arrays are written whole");
@@ -215,7 +200,7 @@ int run_search(const SearchArgs& args) {
     auto backend = make_search_backend(args.device, args.queries.threads, args.queries.quiet);
     const std::unique_ptr<SearchIndex> index = make_index(corpus, *backend, args.device);
     const std::unique_ptr<SearchSink> sink = make_search_sink(corpus, input, args);
-    const auto runs = query_runs(input, sink->done(), queries_per_batch);
+    const auto runs = pending_runs(input, sink->done(), queries_per_batch);
     std::size_t n_todo = 0, n_searched = 0, n_short = 0;
     for (const auto& [begin, end] : runs) n_todo += end - begin;
     host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());

@@ -233,6 +233,19 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
     return input;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> pending_runs(const QueryInput& input, const std::set<std::string>& done,
+                                                              std::size_t max_run) {
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for (std::size_t i = 0; i < input.records.size(); ++i) {
+        if (done.count(input.records[i].id)) continue;
+        if (!runs.empty() && runs.back().second == i && i - runs.back().first < max_run)
+            ++runs.back().second;
+        else
+            runs.emplace_back(i, i + 1);
+    }
+    return runs;
+}
+
 SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end) {
     SearchQueries q;
     q.vectors = input.vectors.data() + begin * input.dim;

@@ -17,7 +17,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace novelty::cli {
@@ -122,6 +124,11 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
 
 /// The rows [begin, end) of `input` as SearchQueries (views into `input`).
 SearchQueries query_slice(const QueryInput& input, std::size_t begin, std::size_t end);
+
+/// The records whose ids are not in `done` (finished by an earlier, interrupted run), as runs of
+/// consecutive records [begin, end) of at most `max_run` each, in input order.
+std::vector<std::pair<std::size_t, std::size_t>> pending_runs(const QueryInput& input, const std::set<std::string>& done,
+                                                              std::size_t max_run);
 
 /// The ideas `which` (indexes into `input`, in that order) as one scorer batch; `vectors` receives
 /// their rows and must outlive the batch.

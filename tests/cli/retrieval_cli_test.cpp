@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 using novelty::test::run_cli;
@@ -376,4 +377,34 @@ TEST(EvalRetrievalCli, TableAndJsonWithHandComputedValues) {
     EXPECT_EQ(result.exit_code, 2);
     result = run_cli("eval retrieval --run " + shell_quote(tmp.file("run")) + " --qrels " + shell_quote(tmp.file("qrels")) + " --method sparse");
     EXPECT_EQ(result.exit_code, 2);
+}
+
+TEST(RetrieveCli, ResumeKeepsFinishedQueriesOfTheJsonLines) {
+    CliSetup s;
+    make_setup(s);
+    const std::string base = "retrieve -q --corpus " + shell_quote(s.corpus) + " --queries " + shell_quote(s.queries) +
+                             " --vectors " + shell_quote(s.tmp.file("qv.npy")) + " --k 3 --out ";
+    ASSERT_EQ(run_cli(base + shell_quote(s.tmp.file("full.jsonl"))).exit_code, 0);
+    std::vector<std::string> lines;
+    {
+        std::istringstream in(novelty::test::read_file(s.tmp.file("full.jsonl")));
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    ASSERT_EQ(lines.size(), 3u);
+    // An interrupted run finished q2 (marked, to show it is kept) and was cut inside q1's line.
+    const std::string kept = lines[1].substr(0, lines[1].size() - 1) + ",\"kept\":true}";
+    const std::string out = s.tmp.file("out.jsonl");
+    novelty::test::write_file(out + ".partial", kept + "\n" + lines[0].substr(0, 30));
+    auto result = run_cli(base + shell_quote(out));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--resume"), std::string::npos) << result.err;
+    result = run_cli(base + shell_quote(out) + " --resume");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("(1 from an earlier run)"), std::string::npos) << result.err;
+    EXPECT_EQ(novelty::test::read_file(out), lines[0] + "\n" + kept + "\n" + lines[2] + "\n");
+    // A TREC run is written whole: --resume with one is refused before anything is written.
+    result = run_cli(base + shell_quote(s.tmp.file("run.trec")) + " --resume");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("a TREC run (--out"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(s.tmp.file("run.trec")));
 }
