@@ -30,6 +30,7 @@ struct AddState {
     const AddPapersOptions& options;
     const Corpus& base;
     AddPapersSummary& summary;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // The vectors of the new rows (n_new x dim, normalised), from the s2 embeddings or the embedder.
@@ -160,6 +161,7 @@ bool keyed_layout(const std::string& dir) {
 }
 
 void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
+    st.summary.papers_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     const CorpusManifest& old = st.base.manifest();
     CorpusManifest& m = built.manifest;
     m.sources = old.sources;
@@ -220,6 +222,7 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
             return summary;
         } catch (const import_detail::NeedsRebuild&) {
             summary = AddPapersSummary{};  // rebuilt below, as for corpora of the older layout
+            st.started = std::chrono::steady_clock::now();
         }
     }
     summary.rebuilt = true;
