@@ -10,6 +10,7 @@
 #include "novelty/retrieval/retrieval.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/search/search.hpp"
+#include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
 #include "search_reference.hpp"
 #include "test_util.hpp"
@@ -166,6 +167,39 @@ void index_cache(const std::string& dir, std::size_t q, std::size_t k) {
     cached_self_join(c, *idx, c.size(), q, k);
 }
 
+// Rewrites the corpus in `dir` into format version 1's layout (a row-keyed papers table, an
+// aliases table, a full-text index whose rowid is the row), as corpora imported before the
+// keyed layout have it.
+void to_version_1_layout(const std::string& dir) {
+    {
+        SqliteDb db((fs::path(dir) / "papers.sqlite").string(), SqliteDb::Mode::read_write_create);
+        db.exec(R"sql(
+            CREATE TABLE old_papers (
+                row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
+                date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
+                extra TEXT NOT NULL, input_row INTEGER NOT NULL);
+            INSERT INTO old_papers SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations,
+                                          extra, input_row FROM papers;
+            CREATE TABLE old_aliases (alias TEXT NOT NULL PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT INTO old_aliases SELECT alias, row FROM aliases;
+            DROP VIEW aliases; DROP VIEW papers; DROP TABLE papers_fts;
+            DROP TABLE paper_aliases; DROP TABLE paper_rows; DROP TABLE paper_data;
+            ALTER TABLE old_papers RENAME TO papers;
+            ALTER TABLE old_aliases RENAME TO aliases;
+            CREATE INDEX papers_sort_date ON papers (sort_date);
+            CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, content='papers', content_rowid='row');
+            INSERT INTO papers_fts (papers_fts) VALUES ('rebuild');
+            VACUUM;
+        )sql");
+    }
+    CorpusManifest m = read_manifest(dir);
+    const std::string path = (fs::path(dir) / "papers.sqlite").string();
+    m.format_version = 1;
+    m.papers_sha256 = sha256_file(path);
+    m.papers_fingerprint = file_fingerprint(path);
+    write_manifest(dir, m);
+}
+
 const std::vector<std::string> queries = {"graph", "protein study", "sparse kernel", "attention OR cell", "nothing"};
 
 }  // namespace
@@ -307,4 +341,24 @@ TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     for (const auto& entry : fs::directory_iterator(tmp.path()))
         EXPECT_EQ(entry.path().filename().string().find(".importing-"), std::string::npos) << entry.path();
     EXPECT_EQ(Corpus::open(tmp.file("c")).size(), 50u);
+}
+
+TEST(CorpusAddSqlite, ACorpusOfTheOlderLayoutIsReadAndRebuiltOnceByAnAdd) {
+    TempDir tmp;
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 80, 1990, 30), 1);
+    write_s2(tmp.file("p1"), tmp.file("e1"), papers_from(80, 20, 1990, 30), 2);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("same")));
+    to_version_1_layout(tmp.file("c"));
+    expect_same_corpus(tmp.file("c"), tmp.file("same"), queries);  // read as before
+    index_cache(tmp.file("c"), 4, 6);
+    const AddPapersSummary s = add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")}));
+    EXPECT_TRUE(s.rebuilt);
+    EXPECT_EQ(Corpus::open(tmp.file("c")).manifest().format_version, corpus_format_version);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0"), tmp.file("p1"), tmp.file("e1")}, tmp.file("full")));
+    expect_same_corpus(tmp.file("c"), tmp.file("full"), queries);
+    expect_cache_of(tmp.file("c"), tmp.file("full"), 4, 6);
+    // The next add is incremental.
+    write_s2(tmp.file("p2"), tmp.file("e2"), papers_from(100, 10, 1990, 30), 3);
+    EXPECT_FALSE(add_papers(tmp.file("c"), s2_add({tmp.file("p2"), tmp.file("e2")})).rebuilt);
 }
