@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The cost of `novelty corpus add` (1% and 10% more papers, with their vectors, dated among the
-# old ones so that rows are renumbered) against a full `novelty index` of the corpus, on the CPU.
+# The cost of `novelty corpus add` (1% and 10% more papers, with their vectors) against a full
+# `novelty index` of the corpus, on the CPU, in two cases: the new papers dated among the old
+# ones (rows renumbered) and dated after them (appended).
 # Usage: bench/corpus_add_bench.sh [path/to/novelty]
 #   NOVELTY_BENCH_ADD_PAPERS (default 100000) papers, NOVELTY_BENCH_ADD_DIM (default 64) dims,
-#   NOVELTY_BENCH_ADD_Q (default 50).
-# Prints one markdown table row per addition: wall seconds of the add (papers.sqlite rebuilt,
-# vectors copied, the density cache updated) and its ratio to the full index.
+#   NOVELTY_BENCH_ADD_Q (default 50), NOVELTY_BENCH_ADD_PCTS (default "1 10"),
+#   NOVELTY_BENCH_ADD_CASES (default "among append"),
+#   NOVELTY_BENCH_ADD_WORK: a folder kept between runs (default: a temporary one, removed);
+#   generated inputs and the indexed base corpus found there are reused, so that one long full
+#   index serves several runs.
+# Prints one markdown table row per addition: wall and CPU (user+sys) seconds of the full index
+# and of the add, their ratios, and the add's own split (papers.sqlite, density cache update).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 novelty="${1:-$here/build/cpu/novelty}"
@@ -13,29 +18,55 @@ novelty="${1:-$here/build/cpu/novelty}"
 n="${NOVELTY_BENCH_ADD_PAPERS:-100000}"
 dim="${NOVELTY_BENCH_ADD_DIM:-64}"
 q="${NOVELTY_BENCH_ADD_Q:-50}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+pcts="${NOVELTY_BENCH_ADD_PCTS:-1 10}"
+cases="${NOVELTY_BENCH_ADD_CASES:-among append}"
+if [ -n "${NOVELTY_BENCH_ADD_WORK:-}" ]; then
+  work="$NOVELTY_BENCH_ADD_WORK"
+  mkdir -p "$work"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
 
-seconds() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
+wall() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
+cpu() { awk -F': ' '/User time \(seconds\)|System time \(seconds\)/{s += $2} END{print s}' "$1"; }
+pct_of() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f%%", 100 * a / b}'; }
 
-python3 "$here/bench/gen_s2.py" "$work/base-in" "$n" --dim "$dim" --shards 2 --seed 1
-"$novelty" corpus import -q --format s2 --in "$work"/base-in/*.gz --out "$work/base" >/dev/null
-/usr/bin/time -v "$novelty" index -q --device cpu --q "$q" "$work/base" >/dev/null 2>"$work/index.time"
-index_s=$(seconds "$work/index.time")
+[ -d "$work/base-in" ] || python3 "$here/bench/gen_s2.py" "$work/base-in" "$n" --dim "$dim" --shards 8 --seed 1
+if [ ! -s "$work/index.time" ]; then
+  rm -rf "$work/base"
+  /usr/bin/time -v "$novelty" corpus import -q --format s2 --in "$work"/base-in/*.gz --out "$work/base" >/dev/null 2>"$work/import.time"
+  /usr/bin/time -v "$novelty" index -q --device cpu --q "$q" "$work/base" >/dev/null 2>"$work/index.time"
+fi
+index_wall=$(wall "$work/index.time")
+index_cpu=$(cpu "$work/index.time")
 
-echo "| papers | dim | q | added | full index (s) | corpus add (s) | add / index | of which cache update (s) | cache update / index | rows searched |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-for pct in 1 10; do
-  added=$((n * pct / 100))
-  python3 "$here/bench/gen_s2.py" "$work/add$pct-in" "$added" --dim "$dim" --shards 1 --first $((n + 1)) --seed $((pct + 7))
-  cp -r "$work/base" "$work/c$pct"
-  /usr/bin/time -v "$novelty" corpus add -q "$work/c$pct" --format s2 --in "$work"/add$pct-in/*.gz \
-      >"$work/add$pct.out" 2>"$work/add$pct.time"
-  add_s=$(seconds "$work/add$pct.time")
-  searched=$(sed -n 's/.*updated: \([0-9,]*\) rows\{0,1\} searched again.*/\1/p' "$work/add$pct.out")
-  cache_s=$(sed -n 's/^caches updated in \([0-9.]*\) s$/\1/p' "$work/add$pct.out")
-  printf '| %s | %s | %s | %s%% (%s) | %.1f | %.1f | %.1f%% | %.2f | %.1f%% | %s |\n' "$n" "$dim" "$q" "$pct" "$added" \
-      "$index_s" "$add_s" "$(awk -v a="$add_s" -v b="$index_s" 'BEGIN{print 100 * a / b}')" "$cache_s" \
-      "$(awk -v a="$cache_s" -v b="$index_s" 'BEGIN{print 100 * a / b}')" "$searched"
-  rm -rf "$work/c$pct" "$work/add$pct-in"
+echo "| papers | dim | q | added | dated | full index wall / CPU (s) | corpus add wall / CPU (s) | add / index wall | add / index CPU | papers.sqlite (s) | cache update (s) | cache update / index wall | rows searched |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for case in $cases; do
+  for pct in $pcts; do
+    added=$((n * pct / 100))
+    in="$work/add$pct-$case"
+    if [ ! -d "$in" ]; then
+      if [ "$case" = append ]; then
+        python3 "$here/bench/gen_s2.py" "$in" "$added" --dim "$dim" --shards 1 --first $((n + 1)) --seed $((pct + 8)) --years 2025-2026
+      else
+        python3 "$here/bench/gen_s2.py" "$in" "$added" --dim "$dim" --shards 1 --first $((n + 1)) --seed $((pct + 7))
+      fi
+    fi
+    rm -rf "$work/c"
+    cp -r "$work/base" "$work/c"
+    /usr/bin/time -v "$novelty" corpus add -q "$work/c" --format s2 --in "$in"/*.gz \
+        >"$work/add$pct-$case.out" 2>"$work/add$pct-$case.time"
+    add_wall=$(wall "$work/add$pct-$case.time")
+    add_cpu=$(cpu "$work/add$pct-$case.time")
+    searched=$(sed -n 's/.*updated: \([0-9,]*\) rows\{0,1\} searched again.*/\1/p' "$work/add$pct-$case.out")
+    cache_s=$(sed -n 's/^caches updated in \([0-9.]*\) s$/\1/p' "$work/add$pct-$case.out")
+    papers_s=$(sed -n 's/^papers.sqlite \(updated\|rebuilt from every paper\) in \([0-9.]*\) s.*/\2/p' "$work/add$pct-$case.out")
+    printf '| %s | %s | %s | %s%% (%s) | %s | %.1f / %.1f | %.1f / %.1f | %s | %s | %.2f | %.2f | %s | %s |\n' \
+        "$n" "$dim" "$q" "$pct" "$added" "$case" "$index_wall" "$index_cpu" "$add_wall" "$add_cpu" \
+        "$(pct_of "$add_wall" "$index_wall")" "$(pct_of "$add_cpu" "$index_cpu")" "$papers_s" "$cache_s" \
+        "$(pct_of "$cache_s" "$index_wall")" "$searched"
+    rm -rf "$work/c"
+  done
 done

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes Semantic Scholar-style dataset shards for the import and corpus-add benches.
 
-Usage: bench/gen_s2.py OUT_DIR N_PAPERS [--dim D] [--first ID] [--shards S] [--seed S]
+Usage: bench/gen_s2.py OUT_DIR N_PAPERS [--dim D] [--first ID] [--shards S] [--seed S] [--years A-B]
 Writes OUT_DIR/papers-partK.jsonl.gz, abstracts-partK.jsonl.gz and (with --dim > 0)
 embeddings-specter_v2-partK.jsonl.gz, in the datasets' record shapes (docs/formats.md), with
-corpusids FIRST .. FIRST + N - 1, dates spread over 1990-2024, and random unit vectors.
+corpusids FIRST .. FIRST + N - 1, dates spread over the years A-B (default 1990-2024), and random
+unit vectors.
 Standard library only; deterministic for a seed.
 """
 import argparse
@@ -23,8 +24,8 @@ def text(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def paper(rng, cid):
-    year = rng.randint(1990, 2024)
+def paper(rng, cid, years):
+    year = rng.randint(*years)
     dated = rng.random() < 0.9
     date = "%04d-%02d-%02d" % (year, rng.randint(1, 12), rng.randint(1, 28)) if dated else None
     return {"corpusid": cid,
@@ -53,7 +54,9 @@ def main():
     ap.add_argument("--first", type=int, default=1)
     ap.add_argument("--shards", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--years", default="1990-2024")
     a = ap.parse_args()
+    years = tuple(int(y) for y in a.years.split("-"))
     os.makedirs(a.out, exist_ok=True)
     rng = random.Random(a.seed)
     per = (a.n + a.shards - 1) // a.shards
@@ -62,7 +65,7 @@ def main():
         with gzip.open(os.path.join(a.out, "papers-part%d.jsonl.gz" % s), "wt", compresslevel=1) as p, \
                 gzip.open(os.path.join(a.out, "abstracts-part%d.jsonl.gz" % s), "wt", compresslevel=1) as ab:
             for cid in ids:
-                p.write(json.dumps(paper(rng, cid)) + "\n")
+                p.write(json.dumps(paper(rng, cid, years)) + "\n")
                 abstract = text(rng, rng.randint(40, 120)) if rng.random() < 0.85 else None
                 ab.write(json.dumps({"corpusid": cid, "openaccessinfo": None, "abstract": abstract}) + "\n")
         if a.dim > 0:

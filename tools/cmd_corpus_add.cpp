@@ -40,6 +40,11 @@ void print_summary(const AddPapersSummary& s, const std::string& dir) {
     if (s.first_renumbered_row)
         std::printf("rows from %zu on were renumbered (papers keep their ids; row numbers in earlier outputs no "
                     "longer apply from there)\n", *s.first_renumbered_row);
+    if (s.rebuilt)
+        std::printf("papers.sqlite rebuilt from every paper in %.2f s (a corpus of an older layout, or s2 abstracts or "
+                    "vectors given for old papers without their records)\n", s.papers_seconds);
+    else
+        std::printf("papers.sqlite updated in %.2f s (only the new papers written and indexed)\n", s.papers_seconds);
     if (s.n_embedded > 0) std::printf("embedded %s\n", count_of(s.n_embedded, "new paper").c_str());
     for (const auto& c : s.caches_updated)
         std::printf("cache %s updated: %s searched again, %s gained a new neighbour\n", c.c_str(),

@@ -336,6 +336,6 @@ TEST(KillTest, CorpusAddLeavesTheOldCorpusOrTheNewOne) {
                            ASSERT_EQ(run_cli("index -q " + shell_quote(dir + "/c") + " --q 3 --extra 1").exit_code, 0);
                        },
                        add, add,
-                       {"add:vectors-written", "add:caches-written", "import:built", "import:between-renames",
+                       {"add:papers-copied", "add:vectors-written", "add:caches-written", "import:built", "import:between-renames",
                         "import:before-removing-old"}});
 }

@@ -59,7 +59,10 @@ Corpus Corpus::open(const std::string& dir, Part part) {
     check_fingerprint(dir, db_path, "papers.sqlite", m.papers_fingerprint, "import it again");
     impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
     {
-        auto count = impl->db->prepare("SELECT count(*) FROM papers");
+        // (keyed layout: the narrow row table, not the papers view, whose join costs a lookup a row)
+        auto keyed = impl->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
+        keyed.step();
+        auto count = impl->db->prepare(keyed.column_int(0) > 0 ? "SELECT count(*) FROM paper_rows" : "SELECT count(*) FROM papers");
         count.step();
         const auto rows = static_cast<std::size_t>(count.column_int(0));
         if (rows != m.count)
@@ -189,7 +192,7 @@ std::optional<std::size_t> Corpus::find_row(const std::string& id) const {
     q.bind(1, id);
     if (q.step()) return static_cast<std::size_t>(q.column_int(0));
     if (!impl_->has_aliases) {
-        auto t = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'aliases'");
+        auto t = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = 'aliases'");
         t.step();
         impl_->has_aliases = t.column_int(0) > 0;
     }

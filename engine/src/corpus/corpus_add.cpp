@@ -4,6 +4,8 @@
 #include "novelty/corpus/corpus_add.hpp"
 
 #include "corpus/import/import_build.hpp"
+#include "corpus/import/papers_incremental.hpp"
+#include "corpus/import/papers_layout.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
@@ -28,6 +30,7 @@ struct AddState {
     const AddPapersOptions& options;
     const Corpus& base;
     AddPapersSummary& summary;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // The vectors of the new rows (n_new x dim, normalised), from the s2 embeddings or the embedder.
@@ -151,7 +154,14 @@ void update_caches(AddState& st, import_detail::BuiltCorpus& built) {
     }
 }
 
+// True when the corpus's papers.sqlite has the keyed layout that an add can update in place.
+bool keyed_layout(const std::string& dir) {
+    SqliteDb db((fs::path(dir) / "papers.sqlite").string(), SqliteDb::Mode::read_only);
+    return import_detail::has_keyed_layout(db);
+}
+
 void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
+    st.summary.papers_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     const CorpusManifest& old = st.base.manifest();
     CorpusManifest& m = built.manifest;
     m.sources = old.sources;
@@ -205,7 +215,18 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
     import.on_duplicate = options.on_duplicate;
     AddPapersSummary summary;
     AddState st{options, base, summary};
-    import_detail::import_onto(import, base.dir(), [&](import_detail::BuiltCorpus& built) { finish_add(st, built); });
+    const auto finish = [&](import_detail::BuiltCorpus& built) { finish_add(st, built); };
+    if (keyed_layout(base.dir())) {
+        try {
+            import_detail::import_onto(import, base.dir(), finish, true);
+            return summary;
+        } catch (const import_detail::NeedsRebuild&) {
+            summary = AddPapersSummary{};  // rebuilt below, as for corpora of the older layout
+            st.started = std::chrono::steady_clock::now();
+        }
+    }
+    summary.rebuilt = true;
+    import_detail::import_onto(import, base.dir(), finish, false);
     return summary;
 }
 

@@ -14,6 +14,8 @@
 #include "corpus/import/s2_join.hpp"
 #include "corpus/import/import_build.hpp"
 #include "corpus/import/read_sources.hpp"
+#include "corpus/import/papers_layout.hpp"
+#include "corpus/import/papers_incremental.hpp"
 
 #include <sqlite3.h>
 #include <tuple>
@@ -132,7 +134,8 @@ void check_options(const ImportOptions& options, const fs::path& out) {
     }
 }
 
-void create_schema(SqliteDb& db) {
+// The staging table of the records read (the papers, and with a base, what replaces them).
+void create_staging(SqliteDb& db) {
     db.exec(R"sql(
         PRAGMA journal_mode = OFF;
         PRAGMA synchronous = OFF;
@@ -143,45 +146,6 @@ void create_schema(SqliteDb& db) {
             sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
             src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL,
             aliases TEXT NOT NULL) WITHOUT ROWID;
-        CREATE TABLE papers (
-            row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
-            date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
-            extra TEXT NOT NULL, input_row INTEGER NOT NULL);
-    )sql");
-}
-
-// The aliases table (normalised alias -> row). An alias that names two papers (two records
-// with one DOI, say) names neither: a lookup must not pick one silently.
-void build_aliases(SqliteDb& db) {
-    db.exec(R"sql(
-        BEGIN;
-        CREATE TABLE aliases (alias TEXT NOT NULL PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
-        CREATE TEMP TABLE ambiguous_aliases (alias TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID;
-    )sql");
-    auto papers = db.prepare(
-        "SELECT p.row, s.aliases FROM papers p JOIN staging.staging s ON s.id = p.id WHERE s.aliases != '' ORDER BY p.row");
-    auto insert = db.prepare("INSERT OR IGNORE INTO aliases (alias, row) VALUES (?, ?)");
-    auto ambiguous = db.prepare("INSERT OR IGNORE INTO ambiguous_aliases (alias) SELECT alias FROM aliases WHERE alias = ? AND row != ?");
-    while (papers.step()) {
-        const std::int64_t row = papers.column_int(0);
-        const std::string list = papers.column_text(1);
-        for (std::size_t start = 0, end; (end = list.find('\n', start)) != std::string::npos; start = end + 1) {
-            const std::string_view alias(list.data() + start, end - start);
-            insert.bind(1, alias);
-            insert.bind(2, row);
-            insert.step();
-            insert.reset();
-            ambiguous.bind(1, alias);
-            ambiguous.bind(2, row);
-            ambiguous.step();
-            ambiguous.reset();
-        }
-    }
-    db.exec(R"sql(
-        DELETE FROM aliases WHERE alias IN (SELECT alias FROM ambiguous_aliases);
-        DELETE FROM aliases WHERE alias IN (SELECT id FROM papers);
-        DROP TABLE ambiguous_aliases;
-        COMMIT;
     )sql");
 }
 
@@ -190,22 +154,11 @@ void order_and_index(SqliteDb& db, const ImportOptions& options) {
     progress.n_files = options.sources.size();
     progress.stage = "ordering";
     if (options.on_progress) options.on_progress(progress);
-    db.exec(R"sql(
-        BEGIN;
-        INSERT INTO papers (row, id, title, abstract, date, sort_date, year, field, venue, citations, extra, input_row)
-        SELECT row_number() OVER (ORDER BY sort_date IS NULL, sort_date, id) - 1,
-               id, title, abstract, date, sort_date, year, field, venue, citations, extra, input_row
-        FROM staging.staging ORDER BY sort_date IS NULL, sort_date, id;
-        CREATE INDEX papers_sort_date ON papers (sort_date);
-        COMMIT;
-    )sql");
-    build_aliases(db);
+    import_detail::create_papers_layout(db);
+    import_detail::fill_papers_layout(db);
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
-    db.exec(R"sql(
-        CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, content='papers', content_rowid='row');
-        INSERT INTO papers_fts (papers_fts) VALUES ('rebuild');
-    )sql");
+    import_detail::index_papers_layout(db);
 }
 
 void fill_stats(SqliteDb& db, CorpusManifest& m) {
@@ -214,16 +167,19 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
         q.step();
         return q;
     };
-    m.count = static_cast<std::size_t>(one("SELECT count(*) FROM papers").column_int(0));
-    m.n_dated = static_cast<std::size_t>(one("SELECT count(*) FROM papers WHERE sort_date IS NOT NULL").column_int(0));
-    m.n_with_citations = static_cast<std::size_t>(one("SELECT count(*) FROM papers WHERE citations IS NOT NULL").column_int(0));
+    // The paper records without the rows view where the order does not matter.
+    const std::string papers = import_detail::has_keyed_layout(db) ? "paper_data" : "papers";
+    m.count = static_cast<std::size_t>(one("SELECT count(*) FROM " + papers).column_int(0));
+    m.n_dated = static_cast<std::size_t>(one("SELECT count(*) FROM " + papers + " WHERE sort_date IS NOT NULL").column_int(0));
+    m.n_with_citations =
+        static_cast<std::size_t>(one("SELECT count(*) FROM " + papers + " WHERE citations IS NOT NULL").column_int(0));
     if (m.n_dated > 0) {
         m.date_min = one("SELECT date FROM papers WHERE sort_date IS NOT NULL ORDER BY row LIMIT 1").column_text(0);
         m.date_max = one("SELECT date FROM papers WHERE sort_date IS NOT NULL ORDER BY row DESC LIMIT 1").column_text(0);
     }
     auto counts = [&](const std::string& column, std::size_t limit) {
         std::vector<NameCount> out;
-        auto q = db.prepare("SELECT " + column + ", count(*) AS n FROM papers WHERE " + column +
+        auto q = db.prepare("SELECT " + column + ", count(*) AS n FROM " + papers + " WHERE " + column +
                             " IS NOT NULL GROUP BY " + column + " ORDER BY n DESC, " + column + " LIMIT ?");
         q.bind(1, static_cast<std::int64_t>(limit));
         while (q.step()) out.push_back({q.column_text(0), static_cast<std::size_t>(q.column_int(1))});
@@ -231,7 +187,7 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
     };
     m.fields = counts("field", 1000000);
     m.venues = counts("venue", max_listed_venues);
-    m.n_venues = static_cast<std::size_t>(one("SELECT count(DISTINCT venue) FROM papers").column_int(0));
+    m.n_venues = static_cast<std::size_t>(one("SELECT count(DISTINCT venue) FROM " + papers).column_int(0));
 }
 
 }  // namespace
@@ -262,7 +218,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
     attach.bind(1, staging_path);
     attach.step();
-    create_schema(db);
+    create_staging(db);
     std::optional<import_detail::S2Join> s2;
     if (std::any_of(options.sources.begin(), options.sources.end(),
                     [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
@@ -285,6 +241,44 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     db.exec("DETACH DATABASE staging");
     fs::remove(staging_path);
     db.exec("PRAGMA journal_mode = DELETE");
+}
+
+// corpus add without a rebuild: the base's papers.sqlite copied into `work` (a file copy,
+// far cheaper than staging and indexing every paper again), the new records staged beside it
+// and applied (papers_incremental.hpp); then `finish` writes vectors and caches.
+void build_papers_incremental(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
+                              const std::function<void(import_detail::BuiltCorpus&)>& finish, Built& built) {
+    const std::string db_path = (work / "papers.sqlite").string();
+    const std::string staging_path = (work / "staging.sqlite").string();
+    fs::copy_file(fs::path(base_dir) / "papers.sqlite", db_path);
+    kill_point("add:papers-copied");
+    SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+    attach.bind(1, staging_path);
+    attach.step();
+    create_staging(db);
+    std::optional<import_detail::S2Join> s2;
+    if (std::any_of(options.sources.begin(), options.sources.end(),
+                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+        s2.emplace(db, options.sources);
+    built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);
+    if (s2) import_detail::check_s2_side_records(db);
+    finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
+    ImportProgress progress;
+    progress.n_files = options.sources.size();
+    progress.stage = "indexing";
+    if (options.on_progress) options.on_progress(progress);
+    std::vector<std::int64_t> old_row_of_new = import_detail::apply_staged_papers(db);
+    fill_stats(db, built.manifest);
+    if (s2) {
+        built.manifest.n_unembedded = s2->n_unembedded();
+        built.unmatched_abstracts = s2->n_unmatched_abstracts();
+        built.manifest.unembedded = s2->unembedded_first();
+    }
+    import_detail::BuiltCorpus state{db, work.string(), built.manifest, std::move(old_row_of_new), s2 ? &*s2 : nullptr};
+    finish(state);
+    db.exec("DETACH DATABASE staging");
+    fs::remove(staging_path);
 }
 
 // Renames the finished work directory to `out`, replacing a corpus there. A kill between these
@@ -312,7 +306,7 @@ void commit_work(WorkDir& work, const fs::path& out) {
 namespace import_detail {
 
 ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
-                          const std::function<void(BuiltCorpus&)>& finish) {
+                          const std::function<void(BuiltCorpus&)>& finish, bool incremental) {
     if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     const fs::path out = corpus_dir_path(options.out_dir);
     recover_interrupted_import(out);
@@ -320,7 +314,8 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
     fs::create_directories(out.parent_path());
     WorkDir work(out);
     Built built;
-    build_papers(options, base_dir, work.path(), finish, built);
+    if (incremental) build_papers_incremental(options, base_dir, work.path(), finish, built);
+    else build_papers(options, base_dir, work.path(), finish, built);
     kill_point("import:papers-written");
     ImportProgress finishing;
     finishing.stage = "finishing";
@@ -359,6 +354,6 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
 
 }  // namespace import_detail
 
-ImportSummary import_corpus(const ImportOptions& options) { return import_detail::import_onto(options, "", {}); }
+ImportSummary import_corpus(const ImportOptions& options) { return import_detail::import_onto(options, "", {}, false); }
 
 }  // namespace novelty

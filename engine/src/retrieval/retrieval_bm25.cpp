@@ -73,10 +73,17 @@ Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Imp
     if (has_fts.column_int(0) == 0)
         throw CorpusError(corpus_dir + ": papers.sqlite has no full-text index (papers_fts); import the corpus again "
                                        "with 'novelty corpus import' to build it");
-    // bm25() is negative, lower is better; rowid is the corpus row.
+    // bm25() is negative, lower is better; ties go by corpus row. In the keyed layout the
+    // index's rowid is the paper's stable key and paper_rows gives its row; in corpora of the
+    // older layout the rowid is the row.
+    auto keyed = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
+    keyed.step();
     impl_->ranked.emplace(impl_->db->prepare(
-        "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
-        "ORDER BY s, rowid LIMIT ?3"));
+        keyed.column_int(0) > 0
+            ? "SELECT r.row, bm25(papers_fts) AS s FROM papers_fts JOIN paper_rows r ON r.key = papers_fts.rowid "
+              "WHERE papers_fts MATCH ?1 AND r.row < ?2 ORDER BY s, r.row LIMIT ?3"
+            : "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
+              "ORDER BY s, rowid LIMIT ?3"));
 }
 
 Bm25Index::~Bm25Index() = default;

@@ -19,7 +19,7 @@
 namespace novelty {
 
 /// The format version written to manifest.json; readers refuse newer versions.
-inline constexpr int corpus_format_version = 1;
+inline constexpr int corpus_format_version = 2;
 
 /// How rows are ordered, as recorded in the manifest.
 inline constexpr const char* corpus_row_order =

@@ -43,6 +43,11 @@ struct AddPapersSummary {
     std::size_t rows_searched = 0;            ///< rows searched in full for the updated caches
     std::size_t rows_entered = 0;             ///< old rows a new paper entered the stored neighbours of
     double cache_seconds = 0;                 ///< wall time spent updating the caches
+    double papers_seconds = 0;                ///< wall time spent reading the inputs and writing papers.sqlite
+    /// True when papers.sqlite was rebuilt from all papers (a corpus imported before the keyed
+    /// layout, or s2 abstracts or vectors for old papers given without their papers records);
+    /// false when only the new papers were written into a copy of it.
+    bool rebuilt = false;
 };
 
 /// Adds the papers of `options.sources` to the corpus in `dir`. Rows stay in date order (rows

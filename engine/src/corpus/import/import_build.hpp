@@ -27,8 +27,11 @@ struct BuiltCorpus {
 
 /// import_corpus with a base: `base_dir` is an existing corpus whose papers are staged first
 /// and whose directory is replaced (atomically, as import --overwrite does) by the result;
-/// `finish` runs after the papers table is built and before the manifest is written.
+/// `finish` runs after the papers table is built and before the manifest is written. With
+/// `incremental` (the base in the keyed layout), the base's papers.sqlite is copied and only the
+/// new records are applied to it (papers_incremental.hpp), with the result a rebuild gives;
+/// NeedsRebuild is thrown (nothing committed) when it cannot be.
 ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
-                          const std::function<void(BuiltCorpus&)>& finish);
+                          const std::function<void(BuiltCorpus&)>& finish, bool incremental);
 
 }  // namespace novelty::import_detail

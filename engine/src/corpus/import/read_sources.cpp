@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 namespace novelty::import_detail {
@@ -66,13 +67,26 @@ public:
                              "citations, extra, src_file, src_line, input_row, aliases) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
           where_(db.prepare("SELECT src_file, src_line, title, abstract, coalesce(date, ''), coalesce(field, ''), "
                             "coalesce(venue, ''), citations, extra FROM staging.staging WHERE id = ?")),
-          remove_(db.prepare("DELETE FROM staging.staging WHERE id = ?")) {}
+          remove_(db.prepare("DELETE FROM staging.staging WHERE id = ?")) {
+        if (reading.base_in_main) {
+            base_find_.emplace(db.prepare(
+                "SELECT d.key, d.title, d.abstract, coalesce(d.date, ''), coalesce(d.field, ''), coalesce(d.venue, ''), "
+                "d.citations, d.extra FROM main.paper_data d WHERE d.id = ?1 "
+                "AND NOT EXISTS (SELECT 1 FROM staging.removed r WHERE r.key = d.key)"));
+            base_remove_.emplace(db.prepare("INSERT INTO staging.removed (key) VALUES (?)"));
+        }
+    }
 
     /// Stages `paper`, read at file_index:line. A repeated id is an identical copy (dropped), a
     /// revision when `revisions` and the earlier record came from an earlier file (replaced),
     /// and an InputError otherwise.
     void add(const Paper& paper, SourceInfo& info, std::size_t file_index, std::size_t line, bool revisions) {
         const std::string& path = options_.sources[file_index].path;
+        if (base_find_ && !replace_in_base(paper, path, line)) {
+            ++info.duplicates;
+            ++reading_.duplicates;
+            return;
+        }
         bind_paper(insert_, paper, file_index, line, reading_.next_input_row);
         try {
             insert_.step();
@@ -106,7 +120,7 @@ public:
     /// Removes the paper `id` (a PubMed DeleteCitation at file_index:line); InputError when no
     /// earlier record has it.
     void remove(const std::string& id, std::size_t file_index, std::size_t line) {
-        if (!erase(id))
+        if (!erase(id) && !(base_find_ && erase_in_base(id)))
             throw InputError(options_.sources[file_index].path, line,
                              "DeleteCitation names PMID " + quote_value(id) +
                                  ", which no earlier record holds (import the files in their published order, "
@@ -116,6 +130,51 @@ public:
     }
 
 private:
+    /// With the base corpus in the main schema (incremental add): a paper of the base with
+    /// `paper`'s id is replaced when `paper` differs (true: stage it), or `paper` is an
+    /// identical copy of it (false: dropped, as a copy of a staged base paper is).
+    bool replace_in_base(const Paper& paper, const std::string& path, std::size_t line) {
+        SqliteStatement& q = *base_find_;
+        q.bind(1, paper.id);
+        if (!q.step()) {
+            q.reset();
+            return true;
+        }
+        const std::int64_t key = q.column_int(0);
+        const bool identical = q.column_text(1) == paper.title && q.column_text(2) == paper.abstract &&
+                               q.column_text(3) == paper.date && q.column_text(4) == paper.field &&
+                               q.column_text(5) == paper.venue &&
+                               (q.column_is_null(6) ? !paper.citations : paper.citations && *paper.citations == q.column_int(6)) &&
+                               q.column_text(7) == paper.extra_json;
+        q.reset();
+        if (identical) {
+            if (options_.on_duplicate)
+                options_.on_duplicate(SkippedRecord{path, line, "identical copy of the record at the corpus dropped"});
+            return false;
+        }
+        mark_removed(key);
+        ++reading_.revised;
+        --reading_.accepted;
+        return true;
+    }
+
+    /// Removes the base paper `id` (not yet removed); false when the base has none.
+    bool erase_in_base(const std::string& id) {
+        SqliteStatement& q = *base_find_;
+        q.bind(1, id);
+        const bool found = q.step();
+        const std::int64_t key = found ? q.column_int(0) : -1;
+        q.reset();
+        if (found) mark_removed(key);
+        return found;
+    }
+
+    void mark_removed(std::int64_t key) {
+        base_remove_->bind(1, key);
+        base_remove_->step();
+        base_remove_->reset();
+    }
+
     bool erase(const std::string& id) {
         remove_.bind(1, id);
         remove_.step();
@@ -150,6 +209,7 @@ private:
     const ImportOptions& options_;
     Reading& reading_;
     SqliteStatement insert_, where_, remove_;
+    std::optional<SqliteStatement> base_find_, base_remove_;  ///< incremental add only
 };
 
 /// What reading one file needs: the options, the counts, the stager and the s2 side tables.
@@ -245,7 +305,7 @@ void stage_base(SqliteDb& db, const std::string& base_dir, Reading& reading) {
     attach.step();
     bool base_has_aliases = false;
     {
-        auto q = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type = 'table' AND name = 'aliases'");
+        auto q = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type IN ('table', 'view') AND name = 'aliases'");
         q.step();
         base_has_aliases = q.column_int(0) > 0;
     }
@@ -265,11 +325,24 @@ void stage_base(SqliteDb& db, const std::string& base_dir, Reading& reading) {
     db.exec("DETACH DATABASE base");
 }
 
+// Incremental add: the base corpus is the main schema; its papers count as accepted records
+// (input rows 0 .. N-1) and those replaced or deleted are listed in staging.removed.
+void start_on_main(SqliteDb& db, Reading& reading) {
+    db.exec("CREATE TABLE staging.removed (key INTEGER PRIMARY KEY)");
+    auto count = db.prepare("SELECT count(*) FROM main.paper_rows");
+    count.step();
+    reading.base_in_main = true;
+    reading.next_input_row = static_cast<std::size_t>(count.column_int(0));
+    reading.accepted = reading.next_input_row;
+}
+
 }  // namespace
 
-Reading read_sources(const ImportOptions& options, SqliteDb& db, S2Join* s2, const std::string& base_dir) {
+Reading read_sources(const ImportOptions& options, SqliteDb& db, S2Join* s2, const std::string& base_dir,
+                     bool base_in_main) {
     Reading reading;
     if (!base_dir.empty()) stage_base(db, base_dir, reading);
+    if (base_in_main) start_on_main(db, reading);
     Stager stager(db, options, reading);
     ImportProgress progress;
     progress.n_files = options.sources.size();
@@ -304,10 +377,13 @@ void finish_reading(const ImportOptions& options, SqliteDb& db, S2Join* s2, Read
             if (options.on_skip) options.on_skip(skip);
         });
     }
-    auto count = db.prepare("SELECT count(*) FROM staging.staging");
+    auto count = db.prepare(reading.base_in_main ? "SELECT (SELECT count(*) FROM staging.staging) + "
+                                                   "(SELECT count(*) FROM main.paper_rows) - (SELECT count(*) FROM staging.removed)"
+                                                 : "SELECT count(*) FROM staging.staging");
     count.step();
     reading.accepted = static_cast<std::size_t>(count.column_int(0));
-    if (reading.accepted != reading.next_input_row)
+    // (incremental add: the input rows of old and new papers are numbered when rows are)
+    if (reading.accepted != reading.next_input_row && !reading.base_in_main)
         db.exec(R"sql(
             UPDATE staging.staging SET input_row = r.n
             FROM (SELECT id, row_number() OVER (ORDER BY input_row) - 1 AS n FROM staging.staging) r

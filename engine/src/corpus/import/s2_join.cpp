@@ -137,19 +137,24 @@ void S2Join::join(const SkipFn& skip) {
             remove.reset();
         }
     }
-    db_.exec("CREATE TABLE unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT)");
+    // (corpus add: a copy of the corpus may hold the papers earlier imports left unembedded)
+    db_.exec("CREATE TABLE IF NOT EXISTS unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT)");
     if (has_vectors()) {
         db_.exec(R"sql(
-            INSERT INTO unembedded (id, title, date)
+            CREATE TEMP TABLE new_unembedded AS
             SELECT id, title, date FROM staging.staging s
             WHERE s.src_file >= 0 AND NOT EXISTS (SELECT 1 FROM staging.s2_vectors v WHERE v.corpusid = s.id) ORDER BY id;
-            DELETE FROM staging.staging WHERE id IN (SELECT id FROM unembedded);)sql");
-        auto count = db_.prepare("SELECT count(*) FROM unembedded");
-        count.step();
-        n_unembedded_ = static_cast<std::size_t>(count.column_int(0));
-        auto first = db_.prepare("SELECT id FROM unembedded ORDER BY id LIMIT ?");
-        first.bind(1, static_cast<std::int64_t>(max_listed_unembedded));
-        while (first.step()) unembedded_first_.push_back(first.column_text(0));
+            INSERT OR REPLACE INTO unembedded (id, title, date) SELECT id, title, date FROM new_unembedded;
+            DELETE FROM staging.staging WHERE id IN (SELECT id FROM new_unembedded);)sql");
+        {
+            auto count = db_.prepare("SELECT count(*) FROM new_unembedded");
+            count.step();
+            n_unembedded_ = static_cast<std::size_t>(count.column_int(0));
+            auto first = db_.prepare("SELECT id FROM new_unembedded ORDER BY id LIMIT ?");
+            first.bind(1, static_cast<std::int64_t>(max_listed_unembedded));
+            while (first.step()) unembedded_first_.push_back(first.column_text(0));
+        }
+        db_.exec("DROP TABLE new_unembedded");
     }
     db_.exec("COMMIT");
 }
