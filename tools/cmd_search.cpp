@@ -22,6 +22,7 @@
 #include <set>
 #include <utility>
 #include <filesystem>
+#include <future>
 #include <sstream>
 
 namespace novelty::cli {
@@ -55,7 +56,8 @@ public:
 };
 
 /// The table (stdout) or JSON Lines (one line per query, resumable): ids and titles looked up
-/// once per batch, lines formatted on all cores.
+/// once per batch, lines formatted on all cores, and written by a background thread while the next
+/// batch is searched (writing waits on the disk, not on the cores the search uses).
 class RecordSearchSink final : public SearchSink {
 public:
     RecordSearchSink(const Corpus& corpus, const QueryInput& input, const std::string& out, bool resume,
@@ -79,9 +81,13 @@ public:
             threads_);
         std::vector<std::string> ids;
         for (std::size_t local = 0; local < top.n_queries; ++local) ids.push_back(input.records[begin + local].id);
-        sink_.write_lines(ids, text);
+        wait_for_write();  // the previous batch's lines go first
+        pending_write_ = std::async(std::launch::async, [this, ids = std::move(ids), text = std::move(text)] {
+            sink_.write_lines(ids, text);
+        });
     }
     void finish() override {
+        wait_for_write();
         std::vector<std::string> ids;
         for (const QueryRecord& record : input_.records) ids.push_back(record.id);
         sink_.finish(ids);
@@ -102,10 +108,16 @@ private:
         }
     }
 
+    /// Waits for the last batch's write; rethrows its error.
+    void wait_for_write() {
+        if (pending_write_.valid()) pending_write_.get();
+    }
+
     const Corpus& corpus_;
     const QueryInput& input_;
     RecordSink sink_;
     std::size_t threads_;
+    std::future<void> pending_write_;  ///< last, so that it is waited for before the sink closes
 };
 
 /// Arrays in the numpy convention (docs/formats.md): sims, rows, ids, counts, queries, searchable.
