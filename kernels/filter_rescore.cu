@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "widen.cuh"
 
 namespace novelty::kernels {
 namespace {
@@ -18,9 +19,6 @@ namespace {
 constexpr int block_threads = 256;
 constexpr int block_warps = block_threads / 32;
 
-__device__ inline float widen(float v) { return v; }
-__device__ inline float widen(__half v) { return __half2float(v); }
-__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 /// Where a row's kept entries go.
 struct Slots {

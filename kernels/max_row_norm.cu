@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "widen.cuh"
 
 namespace novelty::kernels {
 namespace {
@@ -16,10 +17,6 @@ namespace {
 constexpr int block_threads = 256;
 constexpr int warps_per_block = block_threads / 32;
 constexpr std::int64_t max_blocks = 65535;
-
-__device__ inline float widen(float v) { return v; }
-__device__ inline float widen(__half v) { return __half2float(v); }
-__device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename Row>
 __global__ void max_row_norm_kernel(const Row* rows, std::int64_t n_rows, std::int64_t dim, float* out) {

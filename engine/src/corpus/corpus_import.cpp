@@ -208,6 +208,19 @@ struct Built {
     std::size_t unmatched_abstracts = 0;
 };
 
+// Attaches an empty staging database at `staging_path` to `db`, and starts the s2 join when a
+// source is in the s2 format.
+void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
+                    std::optional<import_detail::S2Join>& s2) {
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+    attach.bind(1, staging_path);
+    attach.step();
+    create_staging(db);
+    if (std::any_of(options.sources.begin(), options.sources.end(),
+                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+        s2.emplace(db, options.sources);
+}
+
 // Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
 // `finish` writes when there is a base).
 void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
@@ -215,14 +228,8 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     const std::string db_path = (work / "papers.sqlite").string();
     const std::string staging_path = (work / "staging.sqlite").string();
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
-    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
-    attach.bind(1, staging_path);
-    attach.step();
-    create_staging(db);
     std::optional<import_detail::S2Join> s2;
-    if (std::any_of(options.sources.begin(), options.sources.end(),
-                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
-        s2.emplace(db, options.sources);
+    attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
     order_and_index(db, options);
@@ -253,14 +260,8 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     fs::copy_file(fs::path(base_dir) / "papers.sqlite", db_path);
     kill_point("add:papers-copied");
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
-    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
-    attach.bind(1, staging_path);
-    attach.step();
-    create_staging(db);
     std::optional<import_detail::S2Join> s2;
-    if (std::any_of(options.sources.begin(), options.sources.end(),
-                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
-        s2.emplace(db, options.sources);
+    attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);
     if (s2) import_detail::check_s2_side_records(db);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
