@@ -225,6 +225,9 @@ TEST(CorpusAddSqlite, AppendedPapersGiveTheCorpusAFullImportGives) {
     import_corpus(s2_import({tmp.file("p0"), tmp.file("e0"), tmp.file("p1"), tmp.file("e1")}, tmp.file("full")));
     expect_same_corpus(tmp.file("c"), tmp.file("full"), queries);
     expect_cache_of(tmp.file("c"), tmp.file("full"), 6, 9);
+    // papers.sqlite is hashed beside the vector and cache work: the recorded checksum is the
+    // finished file's (what `corpus info --verify` compares).
+    EXPECT_EQ(read_manifest(tmp.file("c")).papers_sha256, sha256_file(tmp.file("c") + "/papers.sqlite"));
 }
 
 TEST(CorpusAddSqlite, PapersDatedAmongTheOldOnesRenumberRowsAsAFullImportDoes) {
