@@ -135,12 +135,6 @@ std::pair<std::string, std::string> Corpus::id_and_title(std::size_t row) const 
     return {q.column_text(0), q.column_text(1)};
 }
 
-std::size_t PaperLabels::index_of(std::int64_t row) const {
-    const auto it = std::lower_bound(rows.begin(), rows.end(), row);
-    if (it == rows.end() || *it != row) throw UsageError("row " + std::to_string(row) + " was not looked up");
-    return static_cast<std::size_t>(it - rows.begin());
-}
-
 PaperLabels Corpus::labels(const std::vector<std::int64_t>& rows, bool with_titles) const {
     PaperLabels out;
     if (rows.size() >= PaperLabels::no_row)

@@ -4,6 +4,7 @@
 
 #include "util/parallel_for.hpp"
 #include "io/json_text.hpp"
+#include "novelty/util/error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -62,8 +63,7 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
 
 std::string search_result_json(const Corpus& corpus, const std::string& query_id, const TopK& top, std::size_t query,
                                const std::string& cutoff, std::size_t searchable, std::size_t k) {
-    const std::int64_t* rows = top.rows.data() + query * top.k;
-    const PaperLabels labels = corpus.labels(std::vector<std::int64_t>(rows, rows + top.count[query]));
+    const PaperLabels labels = corpus.labels(top.rows);
     std::string line;
     append_search_result_json(line, labels, query_id, top, query, cutoff, searchable, k);
     return line;
@@ -74,14 +74,16 @@ void append_search_result_json(std::string& out, const PaperLabels& labels, cons
                                std::size_t k) {
     using namespace json_text;
     const std::size_t n = k == 0 ? top.count[query] : std::min(k, top.count[query]);
-    // Labels over exactly top.rows give each entry's label directly; others are searched.
-    const bool by_position = labels.index_of_input.size() == top.rows.size();
+    if (labels.index_of_input.size() != top.rows.size())
+        throw UsageError("append_search_result_json: the labels were looked up for " +
+                         std::to_string(labels.index_of_input.size()) + " rows, the result holds " +
+                         std::to_string(top.rows.size()), "labels");
     out += "{\"query\":";
     append_string(out, query_id);
     out += ",\"neighbors\":[";
     for (std::size_t r = 0; r < n; ++r) {
         const std::int64_t row = top.row(query, r);
-        const std::size_t at = by_position ? labels.index_of_input[query * top.k + r] : labels.index_of(row);
+        const std::size_t at = labels.index_of_input[query * top.k + r];
         out += r == 0 ? "{\"id\":" : ",{\"id\":";
         append_string(out, labels.ids[at]);
         out += ",\"row\":";

@@ -173,15 +173,15 @@ TEST(SearchOutput, LabelsMatchOneLookupPerRow) {
             continue;
         }
         const auto [id, title] = corpus.id_and_title(static_cast<std::size_t>(row));
-        const std::size_t at = labels.index_of(row);
-        EXPECT_EQ(labels.index_of_input[i], at) << i;
+        const std::size_t at = labels.index_of_input[i];
+        ASSERT_LT(at, labels.rows.size()) << i;
+        EXPECT_EQ(labels.rows[at], row) << i;
         EXPECT_EQ(labels.ids[at], id);
         EXPECT_EQ(labels.titles[at], title);
     }
     EXPECT_TRUE(corpus.labels(rows, false).titles.empty());
     EXPECT_TRUE(corpus.labels({-1, -1}).rows.empty());
     EXPECT_THROW(corpus.labels({3, 300}), UsageError);
-    EXPECT_THROW(labels.index_of(100000), UsageError);
 }
 
 TEST(SearchOutput, DirectLinesAreTheNlohmannBytes) {
@@ -204,6 +204,9 @@ TEST(SearchOutput, DirectLinesAreTheNlohmannBytes) {
     }
     EXPECT_FALSE(std::getline(lines, line));
     EXPECT_EQ(format_lines(0, [](std::size_t, std::string&) {}), "");
+    // Labels looked up for other rows than the result's are refused, not read at wrong positions.
+    std::string refused;
+    EXPECT_THROW(append_search_result_json(refused, corpus.labels({0, 1}), "q", top, 0, "", 200), UsageError);
 }
 
 TEST(SearchOutput, NpzHoldsTheJsonLinesResults) {

@@ -112,8 +112,6 @@ struct PaperLabels {
     /// `rows` (no_row for a negative row). Lets a caller that holds the looked-up row list (a
     /// TopK's rows) find each label in O(1), without a search per neighbour.
     std::vector<std::uint32_t> index_of_input;
-    /// Index of `row` in `rows` (a binary search); throws UsageError when it was not looked up.
-    std::size_t index_of(std::int64_t row) const;
 };
 
 /// The form aliases are stored and looked up in: surrounding blanks removed, ASCII letters in

@@ -47,14 +47,16 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
 /// Query `query` (an index into `top`) of a search, compact (no newline):
 /// {"query": ID, "neighbors": [{"id","row","sim","title"}], "cutoff": DATE|null, "searchable": N}.
 /// Neighbours by similarity descending (as in TopK), at most `k` of them (0 = all found);
-/// `cutoff` "" is null; `searchable` is the query's row prefix before exclusions.
+/// `cutoff` "" is null; `searchable` is the query's row prefix before exclusions. Looks up the
+/// labels of all of `top`'s rows: for many lines of one result, use Corpus::labels once and
+/// append_search_result_json.
 std::string search_result_json(const Corpus& corpus, const std::string& query_id, const TopK& top, std::size_t query,
                                const std::string& cutoff, std::size_t searchable, std::size_t k = 0);
 
 /// The same line (and the same bytes), appended to `out`, with ids and titles taken from
-/// `labels` (Corpus::labels over the result's rows: over exactly `top.rows`, each label is found
-/// by its position; over another list holding them, by a search): no database lookup per
-/// neighbour, and safe to call from several threads at once.
+/// `labels` (Corpus::labels over exactly `top.rows`, so that each label is found by its
+/// position; other labels are a UsageError): no database lookup per neighbour, and safe to call
+/// from several threads at once.
 void append_search_result_json(std::string& out, const PaperLabels& labels, const std::string& query_id,
                                const TopK& top, std::size_t query, const std::string& cutoff, std::size_t searchable,
                                std::size_t k = 0);
