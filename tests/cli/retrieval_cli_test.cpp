@@ -293,7 +293,7 @@ TEST(RetrieveCli, SingleQueryExpansionRanksTheQuestionWithItsContinuationAndTheM
     result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 3 --expand-mode single --llm " +
                      server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_NE(result.err.find("give expand=1 (--expand)"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("the number of expansions must be 1 (--expand)"), std::string::npos) << result.err;
     result = run_cli(base + " --queries " + shell_quote(s.queries) + " --expand 1 --expand-mode both --llm " +
                      server.base_url() + " --out " + shell_quote(s.tmp.file("x.trec")));
     EXPECT_EQ(result.exit_code, 2);

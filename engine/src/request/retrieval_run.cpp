@@ -85,7 +85,7 @@ std::vector<RewriteMode> retrieval_modes(const RetrievalSettings& s) {
         throw UsageError("the expansion mode is '" + s.expand_mode + "'; choose multi or single", "expand_mode");
     const bool single = s.expand_mode == "single";
     if (single && s.expand > 1)
-        throw UsageError("single-query expansion appends one continuation to the question: give expand=1", "expand");
+        throw UsageError("single-query expansion appends one continuation to the question, so the number of expansions must be 1", "expand");
     if (s.expand > 0) modes.push_back({"expand", s.expand, s.fuse_original, single});
     if (s.hyde > 0) modes.push_back({"hyde", s.hyde, s.fuse_original, false});
     return modes;
