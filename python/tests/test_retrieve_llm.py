@@ -140,7 +140,7 @@ def test_bad_rewriting_arguments_raise(tmp_path: Path, index: novelty.Index, ide
         novelty.retrieve(index, one, methods=["bm25"], hyde=1, llm=UNREACHABLE, rewrites=tmp_path)
     with pytest.raises(novelty.UsageError, match="multi or single"):
         novelty.retrieve(index, one, methods=["bm25"], expand=1, expand_mode="both", llm=UNREACHABLE)
-    with pytest.raises(novelty.UsageError, match="expand=1"):
+    with pytest.raises(novelty.UsageError, match="number of expansions must be 1"):
         novelty.retrieve(index, one, methods=["bm25"], expand=3, expand_mode="single", llm=UNREACHABLE)
     with pytest.raises(TypeError, match="LLMSettings"):
         novelty.retrieve(index, one, methods=["bm25"], hyde=1, llm=8000)
