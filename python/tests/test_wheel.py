@@ -1,6 +1,6 @@
 """The wheel: `pip wheel` of the project root gives novelty-<version>+cpu-*.whl holding the module,
 the stubs and the CLI, and it installs into a fresh virtual environment, imports, and scores the
-demo ideas there. It configures the engine once more in build/wheel-<tag>, where ccache serves what
+demo ideas there. It configures the engine once more in build/wheel-cpu-<tag>, where ccache serves what
 build/cpu compiled (about 10 s then; a cold build takes many minutes on 2 cores). scripts/test.sh
 runs it (NOVELTY_TEST_WHEEL=1) unless NOVELTY_TEST_WHEEL=0; a bare pytest run skips it."""
 
