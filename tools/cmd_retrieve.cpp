@@ -182,10 +182,7 @@ struct RetrieveOutputs {
             jsonl = std::make_unique<RecordSink>(jsonl_path, RecordSink::Kind::jsonl, args.resume, "", "", "query");
         if (!trec_path.empty()) trec = std::make_unique<AtomicFile>(trec_path);
     }
-    const std::set<std::string>& done() const {
-        static const std::set<std::string> none;
-        return jsonl ? jsonl->done() : none;
-    }
+    const std::set<std::string>& done() const { return jsonl ? jsonl->done() : no_finished_ids(); }
 };
 
 /// The texts BM25 and the rewriters read, one per query ("" each when only dense is asked for).

@@ -46,10 +46,7 @@ class SearchSink {
 public:
     virtual ~SearchSink() = default;
     /// Queries finished by an earlier, interrupted run (--resume).
-    virtual const std::set<std::string>& done() const {
-        static const std::set<std::string> none;
-        return none;
-    }
+    virtual const std::set<std::string>& done() const { return no_finished_ids(); }
     /// Results of queries [begin, begin + top.n_queries).
     virtual void add(const QueryInput& input, std::size_t begin, const TopK& top) = 0;
     virtual void finish() = 0;

@@ -19,10 +19,12 @@ RecordSink::RecordSink(const std::string& out, Kind kind, bool resume, const std
         file_ = std::make_unique<host::ResumableOutput>(out, resume, host::ResumableOutput::Format::jsonl, "", id_key);
 }
 
-const std::set<std::string>& RecordSink::done() const {
+const std::set<std::string>& no_finished_ids() {
     static const std::set<std::string> none;
-    return file_ ? file_->done() : none;
+    return none;
 }
+
+const std::set<std::string>& RecordSink::done() const { return file_ ? file_->done() : no_finished_ids(); }
 
 void RecordSink::write(const std::string& id, const std::string& line) {
     if (file_) {

@@ -12,6 +12,9 @@
 
 namespace novelty::cli {
 
+/// The finished ids of an output that has none (a table, or no resumable file): one empty set.
+const std::set<std::string>& no_finished_ids();
+
 class RecordSink {
 public:
     enum class Kind { table, jsonl, csv };
