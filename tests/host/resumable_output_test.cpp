@@ -10,10 +10,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 namespace novelty::host {
 namespace {
 
 using Format = ResumableOutput::Format;
+
+/// The file's inode: a rename keeps it, a copy into a new file does not.
+ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_ino;
+}
 
 TEST(ResumableOutput, CsvResumesQuotedIdsAndKeepsOneHeader) {
     test::TempDir tmp;
@@ -57,9 +66,23 @@ TEST(ResumableOutput, RecordsAlreadyInInputOrderAreRenamedIntoPlace) {
     output.write_lines({"a", "b"}, "{\"query\":\"a\"}\n{\"query\":\"b\"}\n");
     output.write("c", R"({"query":"c"})");
     EXPECT_EQ(test::read_file(out), "old\n");  // untouched until finish()
+    const ino_t partial = inode_of(out + ".partial");
     EXPECT_EQ(output.finish({"a", "b", "c"}), 3u);
     EXPECT_EQ(test::read_file(out), "{\"query\":\"a\"}\n{\"query\":\"b\"}\n{\"query\":\"c\"}\n");
     EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+    EXPECT_EQ(inode_of(out), partial);  // the partial itself, renamed: no copy was made
+}
+
+TEST(ResumableOutput, RecordsOutOfInputOrderAreCopiedInOrder) {
+    test::TempDir tmp;
+    const std::string out = tmp.file("out.jsonl");
+    ResumableOutput output(out, false, Format::jsonl, "", "query");
+    output.write_lines({"b", "a"}, "{\"query\":\"b\"}\n{\"query\":\"a\"}\n");
+    const ino_t partial = inode_of(out + ".partial");
+    EXPECT_EQ(output.finish({"a", "b"}), 2u);
+    EXPECT_EQ(test::read_file(out), "{\"query\":\"a\"}\n{\"query\":\"b\"}\n");
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+    EXPECT_NE(inode_of(out), partial);
 }
 
 TEST(ResumableOutput, BlocksOfLinesResumeUnderTheirIdKeyAndAreReordered) {
