@@ -4,7 +4,8 @@
 # in a fresh virtual environment with the wheel and its dependencies from PyPI: `import novelty`,
 # a CPU-device search identical to the CPU build's (build/cpu), and, without a GPU, device="cuda"
 # refused with a NoveltyError (with a GPU: a CUDA search equal to the CPU's up to float16 storage).
-#   bench/check_cuda_wheel.sh WHEEL      (CUOBJDUMP=path to use a cuobjdump outside the toolkit)
+#   bench/check_cuda_wheel.sh WHEEL      (CUOBJDUMP=path to use a given cuobjdump; without one on
+#   PATH or in /usr/local/cuda, the script fetches PyPI's nvidia-cuda-cuobjdump 13 into its work folder)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 wheel="$(realpath "$1")"
@@ -16,6 +17,13 @@ case "$(basename "$wheel")" in
 esac
 
 cuobjdump="${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}"
+if [ ! -x "$cuobjdump" ] && [ -z "${CUOBJDUMP:-}" ]; then
+  # Some CUDA 13 toolkits ship without cuobjdump; NVIDIA publishes it on PyPI.
+  python3 -m venv "$work/cuobjdump" &&
+    "$work/cuobjdump/bin/pip" install -q --disable-pip-version-check "nvidia-cuda-cuobjdump>=13,<14" &&
+    cuobjdump="$(find "$work/cuobjdump" -path '*/bin/cuobjdump' -type f | head -1)" ||
+    echo "note: could not fetch nvidia-cuda-cuobjdump from PyPI"
+fi
 (cd "$work" && python3 -m zipfile -e "$wheel" unpacked)
 if [ -x "$cuobjdump" ]; then
   for binary in "$work"/unpacked/novelty/_core.*.so "$work"/unpacked/novelty-*.data/scripts/novelty; do
