@@ -13,14 +13,19 @@ Writes into --out (each file atomically, temp + rename):
   devset.json          the flags, the input checksums and the counts
 
 Rules (docs/devset.md gives the reasons):
-  ML positives     the orals of --ml-positive-year at the venues of --ml-positive-venues, scored
-                   as text with the cutoff of their year, absent from the corpus;
+  ML positives     the orals of --ml-positive-year at the venues of --ml-positive-venues (all of
+                   them, or --ml-positives of them drawn with the seed), scored as text with the
+                   cutoff of their year, absent from the corpus (the orals not drawn stay in the
+                   corpus pool like any paper of that year);
   ML negatives     the --ml-negatives most cited (gs_citation) papers of --ml-negative-years at
                    other venues, scored as corpus papers (themselves left out) at the same cutoff;
   biomed positives --biomed-positives works drawn (seeded) among those from --biomed-recent-from
                    on, each scored as a corpus paper at its own date (itself left out);
   biomed negatives the --biomed-negatives most cited (cited_by_count) works published up to
                    --biomed-old-until, scored as corpus papers against the whole corpus;
+  exclusions       --exclude-labels (one or more labels.jsonl of other sets): none of their ids
+                   is drawn as an ML negative or a biomedical positive or negative; the ML
+                   positives are not filtered (so that a set built with its own orals keeps them);
   ids              the importers' ids: a paperlists key of None becomes venue+year:t-<title hash>,
                    an OpenAlex URL its work key; a repeated id or work keeps its first record;
   corpus           the biomedical works sampled down to --biomed-corpus-size (positives and
@@ -144,16 +149,15 @@ def load_biomed(path, dropped):
     return works
 
 
-def read_excluded(path):
-    """The ids of a labels file (another set's labels.jsonl): none of them is drawn as a negative or
-    a biomedical positive here, so that a confirmation set does not reuse the ideas of the set it
+def read_excluded(paths):
+    """The ids of labels files (other sets' labels.jsonl): none of them is drawn as a negative or
+    a biomedical positive here, so that a confirmation set does not reuse the ideas of the sets it
     confirms."""
-    if not path:
-        return set()
     ids = set()
-    for number, r in read_jsonl(path):
-        require(r, ("id",), path, number)
-        ids.add(str(r["id"]))
+    for path in paths or ():
+        for number, r in read_jsonl(path):
+            require(r, ("id",), path, number)
+            ids.add(str(r["id"]))
     return ids
 
 
@@ -164,6 +168,8 @@ def ml_half(papers, args, rng):
     positives = sorted((p for p in papers if p["venue"].lower() in venues and p["year"] == year
                         and str(p.get("status", "")).lower() == "oral" and p.get("abstract")),
                        key=lambda p: p["id"])
+    if 0 < args.ml_positives < len(positives):
+        positives = sorted(rng.sample(positives, args.ml_positives), key=lambda p: p["id"])
     positive_ids = set(p["id"] for p in positives)
     held_out = lambda p: p["venue"].lower() in ("nips", "neurips") and p["year"] >= 2019
     candidates = [p for p in papers if first <= p["year"] <= last and p["venue"].lower() not in venues
@@ -205,6 +211,8 @@ def main():
     parser.add_argument("--ml-positive-venues", default="aistats,corl,3dv,www")
     parser.add_argument("--ml-positive-year", type=int, default=2025)
     parser.add_argument("--ml-negative-years", default="2013-2016")
+    parser.add_argument("--ml-positives", type=int, default=0,
+                        help="ML positives drawn with the seed among the orals (default 0 = all of them)")
     parser.add_argument("--ml-negatives", type=int, default=255)
     parser.add_argument("--ml-corpus-size", type=int, default=3000,
                         help="ML papers in the corpus, negatives included (default 3000; 0 = all)")
@@ -214,11 +222,13 @@ def main():
     parser.add_argument("--biomed-negatives", type=int, default=255)
     parser.add_argument("--biomed-corpus-size", type=int, default=3000,
                         help="biomedical works in the corpus, positives and negatives included (default 3000; 0 = all)")
-    parser.add_argument("--exclude-labels", default="",
-                        help="labels.jsonl of another set: its ids are not drawn as negatives or biomedical "
-                             "positives (the ML positives, all the orals of the year, stay the same)")
+    parser.add_argument("--exclude-labels", nargs="+", action="extend", default=[], metavar="LABELS",
+                        help="labels.jsonl of other sets (one or more; the flag may repeat): their ids are not "
+                             "drawn as negatives or biomedical positives (the ML positives are not filtered)")
     args = parser.parse_args()
     args.excluded = read_excluded(args.exclude_labels)
+    if args.ml_positives < 0:
+        fail("--ml-positives: expected 0 (all the orals) or a positive count")
     if args.ml_corpus_size == 0:
         args.ml_corpus_size = sys.maxsize
     if args.biomed_corpus_size == 0:
@@ -265,6 +275,8 @@ def main():
         "flags": {k: (v if v != sys.maxsize else 0) for k, v in sorted(vars(args).items())
                   if k not in ("ml", "biomed", "out", "excluded", "exclude_labels")},
         "excluded_ids": len(args.excluded),
+        "excluded_from": [os.path.basename(os.path.dirname(os.path.abspath(p))) + "/" + os.path.basename(p)
+                          for p in args.exclude_labels],
         "inputs": {os.path.basename(args.ml): sha256_of(args.ml), os.path.basename(args.biomed): sha256_of(args.biomed)},
         "counts": {"ml_positives": len(ml_positives), "ml_negatives": len(ml_negatives),
                    "biomed_positives": len(bio_positives), "biomed_negatives": len(bio_negatives),

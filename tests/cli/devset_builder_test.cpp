@@ -1,5 +1,6 @@
 // bench/devset/build_devset.py's --exclude-labels: a second set draws none of the first set's
-// negatives or biomedical positives, and keeps the ML positives (the orals of the year).
+// negatives or biomedical positives, and keeps the ML positives (the orals of the year); a third set
+// draws --ml-positives of the orals with the seed and excludes the labels of several sets.
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -88,4 +89,47 @@ TEST(DevsetBuilder, ExcludeLabelsDrawsFreshNegativesAndBiomedicalPositives) {
     novelty::test::write_file(tmp.file("bad.jsonl"), "{\"id\": \"x\"}\n{\"label\": 1}\n");
     EXPECT_EQ(run_builder(tmp, "--out " + shell_quote(tmp.file("c")) + " --exclude-labels " + shell_quote(tmp.file("bad.jsonl"))), 2);
     EXPECT_NE(novelty::test::read_file(tmp.file("err.txt")).find("bad.jsonl:2"), std::string::npos);
+}
+
+TEST(DevsetBuilder, MlPositivesDrawsSeededOralsAndExcludeLabelsTakesSeveralFiles) {
+    if (!have_python()) GTEST_SKIP() << "python3 not found";
+    TempDir tmp;
+    write_inputs(tmp);
+    ASSERT_EQ(run_builder(tmp, "--out " + shell_quote(tmp.file("a"))), 0) << novelty::test::read_file(tmp.file("err.txt"));
+    ASSERT_EQ(run_builder(tmp, "--seed 5 --out " + shell_quote(tmp.file("b")) + " --exclude-labels " +
+                                   shell_quote(tmp.file("a/labels.jsonl"))),
+              0);
+    const std::string third = "--seed 9 --ml-positives 2 --exclude-labels " + shell_quote(tmp.file("a/labels.jsonl")) + " " +
+                              shell_quote(tmp.file("b/labels.jsonl")) + " --out ";
+    ASSERT_EQ(run_builder(tmp, third + shell_quote(tmp.file("c"))), 0) << novelty::test::read_file(tmp.file("err.txt"));
+    ASSERT_EQ(run_builder(tmp, third + shell_quote(tmp.file("d"))), 0);
+    // Deterministic: the same flags give the same files.
+    EXPECT_EQ(novelty::test::read_file(tmp.file("c/labels.jsonl")), novelty::test::read_file(tmp.file("d/labels.jsonl")));
+    EXPECT_EQ(novelty::test::read_file(tmp.file("c/ml_corpus.jsonl")), novelty::test::read_file(tmp.file("d/ml_corpus.jsonl")));
+    const auto a = labels_of(tmp.file("a/labels.jsonl")), b = labels_of(tmp.file("b/labels.jsonl")),
+               c = labels_of(tmp.file("c/labels.jsonl"));
+    int orals = 0;
+    for (const auto& [id, label] : c) {
+        if (label["field"] == "ml" && label["label"] == 1) {
+            ++orals;
+            continue;
+        }
+        EXPECT_EQ(a.count(id) + b.count(id), 0u) << id << " is a label of an excluded set";
+    }
+    EXPECT_EQ(orals, 2);
+    // The two excluded sets took the four most cited of each kind: the fifth and sixth come next.
+    EXPECT_TRUE(c.count("cvpr2014:n4") && c.count("cvpr2014:n5"));
+    EXPECT_TRUE(c.count("W24") && c.count("W25"));
+    // The oral not drawn stays in the corpus pool; the drawn ones do not.
+    const std::string corpus = novelty::test::read_file(tmp.file("c/ml_corpus.jsonl"));
+    for (int i = 0; i < 3; ++i) {
+        const std::string id = "aistats2025:o" + std::to_string(i);
+        EXPECT_EQ(corpus.find("\"" + id + "\"") != std::string::npos, c.count(id) == 0) << id;
+    }
+    const auto summary = nlohmann::json::parse(novelty::test::read_file(tmp.file("c/devset.json")));
+    EXPECT_EQ(summary["excluded_ids"], 3u + 6 + 6);  // the orals are shared by both sets
+    EXPECT_EQ(summary["flags"]["ml_positives"], 2);
+
+    EXPECT_EQ(run_builder(tmp, "--ml-positives -1 --out " + shell_quote(tmp.file("e"))), 2);
+    EXPECT_NE(novelty::test::read_file(tmp.file("err.txt")).find("--ml-positives"), std::string::npos);
 }
