@@ -31,23 +31,12 @@ struct EvalRetrievalArgs {
     std::string out;
 };
 
+/// --k's cutoffs: positive counts, none listed twice.
 std::vector<std::size_t> parse_ks(const std::string& list) {
-    std::vector<std::size_t> ks;
-    for (const std::string& item : split_ids(list)) {
-        std::size_t used = 0;
-        unsigned long long value = 0;
-        try {
-            value = std::stoull(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || value < 1 || item[0] == '-')
-            throw UsageError("--k: '" + item + "' is not a positive integer");
-        for (std::size_t k : ks)
-            if (k == value) throw UsageError("--k lists " + item + " twice");
-        ks.push_back(static_cast<std::size_t>(value));
-    }
-    if (ks.empty()) throw UsageError("--k needs at least one cutoff, e.g. 5,20,100");
+    const std::vector<std::size_t> ks = parse_counts(list, "--k", 0);
+    for (std::size_t i = 0; i < ks.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (ks[j] == ks[i]) throw UsageError("--k lists " + std::to_string(ks[i]) + " twice");
     return ks;
 }
 

@@ -45,24 +45,6 @@ struct SweepArgs {
     std::string plot;
 };
 
-std::vector<std::size_t> parse_sizes(const std::string& list, const std::string& flag) {
-    std::vector<std::size_t> sizes;
-    for (const std::string& item : split_ids(list)) {
-        std::size_t used = 0;
-        unsigned long long value = 0;
-        try {
-            value = std::stoull(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || item[0] == '-' || value < 1 || value > SearchBackend::max_k)
-            throw UsageError(flag + ": '" + item + "' is not an integer from 1 to " + std::to_string(SearchBackend::max_k));
-        sizes.push_back(static_cast<std::size_t>(value));
-    }
-    if (sizes.empty()) throw UsageError(flag + " needs at least one value");
-    return sizes;
-}
-
 /// `values` with `v` added, sorted ascending, without repeats.
 std::vector<std::size_t> with_value(std::vector<std::size_t> values, std::size_t v) {
     values.push_back(v);
@@ -336,9 +318,9 @@ int run_sweep(SweepArgs args) {
     SweepGrid grid;
     // The defaults of `novelty score` (P 100, Q 50, HD over 5) are always swept: they are the
     // baselines every variant is compared with.
-    grid.p = with_value(parse_sizes(args.p, "--p"), grid.base_p);
-    grid.q = with_value(parse_sizes(args.q, "--q"), grid.base_q);
-    grid.hd = with_value(parse_sizes(args.hd, "--hd"), grid.base_hd);
+    grid.p = with_value(parse_counts(args.p, "--p", SearchBackend::max_k), grid.base_p);
+    grid.q = with_value(parse_counts(args.q, "--q", SearchBackend::max_k), grid.base_q);
+    grid.hd = with_value(parse_counts(args.hd, "--hd", SearchBackend::max_k), grid.base_hd);
     grid.kinds.clear();
     for (const std::string& k : split_ids(args.densities)) grid.kinds.push_back(parse_density_kind(k));
     if (grid.kinds.empty()) throw UsageError("--densities needs at least one of cos, kth, euclid");

@@ -215,6 +215,25 @@ std::vector<std::string> split_ids(const std::string& list) {
     return ids;
 }
 
+std::vector<std::size_t> parse_counts(const std::string& list, const std::string& flag, std::size_t max) {
+    std::vector<std::size_t> counts;
+    for (const std::string& item : split_ids(list)) {
+        std::size_t used = 0;
+        unsigned long long value = 0;
+        try {
+            value = std::stoull(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || item[0] == '-' || value < 1 || (max > 0 && value > max))
+            throw UsageError(flag + ": '" + item + "' is not " +
+                             (max > 0 ? "an integer from 1 to " + std::to_string(max) : std::string("a positive integer")));
+        counts.push_back(static_cast<std::size_t>(value));
+    }
+    if (counts.empty()) throw UsageError(flag + " needs at least one value");
+    return counts;
+}
+
 QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std::string& what) {
     QueryInputOptions options;
     options.queries_path = flags.path;

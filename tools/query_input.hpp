@@ -117,6 +117,9 @@ std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpu
 
 /// Comma-separated ids ("a,b,,c" -> a, b, c).
 std::vector<std::string> split_ids(const std::string& list);
+/// Comma-separated counts ("5,20,100"), in the order given, each an integer from 1 to `max` (0:
+/// no upper bound); anything else, or an empty list, is a UsageError naming `flag`.
+std::vector<std::size_t> parse_counts(const std::string& list, const std::string& flag, std::size_t max);
 
 /// load_query_input for a command's flags: parses the cutoff and exclusions, embeds text records
 /// with the corpus's encoder (refusing another), and shows embedding progress labelled `what`.

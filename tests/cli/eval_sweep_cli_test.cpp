@@ -122,8 +122,12 @@ TEST(EvalSweepCli, TableAndErrors) {
     EXPECT_NE(table.out.find("fold 2:"), std::string::npos);
     EXPECT_NE(table.out.find("Default rule met: "), std::string::npos);
 
-    EXPECT_EQ(run_cli(f.sweep_base() + " --p 0").exit_code, 2);
+    const auto zero_p = run_cli(f.sweep_base() + " --p 0");
+    EXPECT_EQ(zero_p.exit_code, 2);
+    EXPECT_NE(zero_p.err.find("--p: '0' is not an integer from 1 to 2048"), std::string::npos) << zero_p.err;
     EXPECT_EQ(run_cli(f.sweep_base() + " --q 5,x").exit_code, 2);
+    EXPECT_EQ(run_cli(f.sweep_base() + " --hd 2049").exit_code, 2);
+    EXPECT_NE(run_cli(f.sweep_base() + " --hd ,").err.find("--hd needs at least one value"), std::string::npos);
     EXPECT_EQ(run_cli(f.sweep_base() + " --densities manhattan").exit_code, 2);
     novelty::test::write_file(f.labels, "{\"id\": \"i1\", \"label\": 1, \"field\": \"a\"}\n{\"id\": \"i2\", \"label\": 7}\n");
     const auto bad = run_cli(f.sweep_base());

@@ -375,6 +375,10 @@ TEST(EvalRetrievalCli, TableAndJsonWithHandComputedValues) {
     EXPECT_NE(result.err.find(tmp.file("badrun") + ":2:"), std::string::npos) << result.err;
     result = run_cli("eval retrieval --run " + shell_quote(tmp.file("run")) + " --qrels " + shell_quote(tmp.file("qrels")) + " --k 5,x");
     EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--k: 'x' is not a positive integer"), std::string::npos) << result.err;
+    result = run_cli("eval retrieval --run " + shell_quote(tmp.file("run")) + " --qrels " + shell_quote(tmp.file("qrels")) + " --k 5,20,5");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--k lists 5 twice"), std::string::npos) << result.err;
     result = run_cli("eval retrieval --run " + shell_quote(tmp.file("run")) + " --qrels " + shell_quote(tmp.file("qrels")) + " --method sparse");
     EXPECT_EQ(result.exit_code, 2);
 }
