@@ -353,6 +353,10 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     const Reply no_job = get(port, "/v1/jobs/abc123");
     EXPECT_EQ(no_job.status, 404);
     EXPECT_NE(no_job.body["error"].get<std::string>().find("no job 'abc123'"), std::string::npos);
+    // A job is read with GET: another method is 405, not an unknown path (docs/api.md).
+    const Reply post_job = post(port, "/v1/jobs/abc123", "{}");
+    EXPECT_EQ(post_job.status, 405) << post_job.text;
+    EXPECT_NE(post_job.body["error"].get<std::string>().find("use GET"), std::string::npos) << post_job.text;
 }
 
 TEST_F(ServerTest, TextWithoutAnEncoderIsRefused) {
