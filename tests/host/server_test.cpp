@@ -343,6 +343,10 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     EXPECT_EQ(bad_k.body.value("parameter", ""), "k") << bad_k.text;
     const Reply bad_vector = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump());
     EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
+    const Reply no_source = post(port, "/v1/score", json{{"ideas", {{{"id", "nope"}}}}}.dump());
+    EXPECT_EQ(no_source.body.value("parameter", ""), "ideas[0]") << no_source.text;
+    const Reply no_text = post(port, "/v1/embed", json{{"records", {{{"id", "a"}}}}}.dump());
+    EXPECT_EQ(no_text.body.value("parameter", ""), "records[0]") << no_text.text;
     // Unknown routes and wrong methods, as JSON too.
     const Reply missing = get(port, "/v2/nothing");
     EXPECT_EQ(missing.status, 404);
@@ -367,6 +371,7 @@ TEST_F(ServerTest, TextWithoutAnEncoderIsRefused) {
     const Reply r = post(server.port(), "/v1/search", json{{"queries", {{{"id", "a"}, {"text", "hello"}}}}}.dump());
     EXPECT_EQ(r.status, 400);
     EXPECT_NE(r.text.find("no encoder for text; send \\\"vector\\\""), std::string::npos) << r.text;
+    EXPECT_EQ(r.body.value("parameter", ""), "queries[0]") << r.text;
     EXPECT_EQ(post(server.port(), "/v1/embed", json{{"records", {{{"id", "a"}, {"text", "x"}}}}}.dump()).status, 400);
 }
 
