@@ -314,6 +314,13 @@ TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {
         EXPECT_EQ(r.status, 400) << body;
         EXPECT_NE(r.body.value("error", "").find(message), std::string::npos) << body << " -> " << r.text;
     }
+    // The key at fault is also named on its own, as for /v1/score and /v1/search (docs/api.md).
+    const Reply bad_judge = request(port, "POST", "/v1/claims", json{{"proposals", one}, {"judge", "maybe"}}.dump());
+    EXPECT_EQ(bad_judge.body.value("parameter", ""), "judge") << bad_judge.text;
+    const Reply bad_pool = request(
+        port, "POST", "/v1/claims",
+        json{{"proposals", json::array({{{"id", "a"}, {"title", "t"}, {"pool", {"p1", "nope"}}}})}}.dump());
+    EXPECT_EQ(bad_pool.body.value("parameter", ""), "proposals[0].pool[1]") << bad_pool.text;
     const Reply unknown = request(port, "GET", "/v1/jobs/0123456789abcdef0123456789abcdef");
     EXPECT_EQ(unknown.status, 404);
     EXPECT_NE(unknown.body.value("error", "").find("no job"), std::string::npos);

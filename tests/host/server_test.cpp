@@ -343,6 +343,10 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     EXPECT_EQ(bad_k.body.value("parameter", ""), "k") << bad_k.text;
     const Reply bad_vector = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump());
     EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
+    const Reply no_source = post(port, "/v1/score", json{{"ideas", {{{"id", "nope"}}}}}.dump());
+    EXPECT_EQ(no_source.body.value("parameter", ""), "ideas[0]") << no_source.text;
+    const Reply no_text = post(port, "/v1/embed", json{{"records", {{{"id", "a"}}}}}.dump());
+    EXPECT_EQ(no_text.body.value("parameter", ""), "records[0]") << no_text.text;
     // Unknown routes and wrong methods, as JSON too.
     const Reply missing = get(port, "/v2/nothing");
     EXPECT_EQ(missing.status, 404);
@@ -353,6 +357,10 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     const Reply no_job = get(port, "/v1/jobs/abc123");
     EXPECT_EQ(no_job.status, 404);
     EXPECT_NE(no_job.body["error"].get<std::string>().find("no job 'abc123'"), std::string::npos);
+    // A job is read with GET: another method is 405, not an unknown path (docs/api.md).
+    const Reply post_job = post(port, "/v1/jobs/abc123", "{}");
+    EXPECT_EQ(post_job.status, 405) << post_job.text;
+    EXPECT_NE(post_job.body["error"].get<std::string>().find("use GET"), std::string::npos) << post_job.text;
 }
 
 TEST_F(ServerTest, TextWithoutAnEncoderIsRefused) {
@@ -363,6 +371,7 @@ TEST_F(ServerTest, TextWithoutAnEncoderIsRefused) {
     const Reply r = post(server.port(), "/v1/search", json{{"queries", {{{"id", "a"}, {"text", "hello"}}}}}.dump());
     EXPECT_EQ(r.status, 400);
     EXPECT_NE(r.text.find("no encoder for text; send \\\"vector\\\""), std::string::npos) << r.text;
+    EXPECT_EQ(r.body.value("parameter", ""), "queries[0]") << r.text;
     EXPECT_EQ(post(server.port(), "/v1/embed", json{{"records", {{{"id", "a"}, {"text", "x"}}}}}.dump()).status, 400);
 }
 

@@ -115,6 +115,12 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
                             json{{"ideas", json::array()}}}) {
         const Reply refused = request(port, "POST", "/v1/triage", bad.dump());
         EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.text;
+        // The key at fault is named on its own too (docs/api.md), and numbers are quoted as sent.
+        std::string key = "ideas";
+        for (const auto& [k, v] : bad.items())
+            if (k != "ideas") key = k;
+        EXPECT_EQ(refused.body.value("parameter", ""), key) << refused.text;
+        EXPECT_EQ(refused.text.find("0000000"), std::string::npos) << refused.text;
     }
     server.stop();
 }

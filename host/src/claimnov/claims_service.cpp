@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem); }
+[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem, where); }
 
 /// Refuses a cache file inside the corpus directory, which the server only reads.
 void check_outside(const std::string& path, const std::string& corpus_dir, const std::string& flag) {

@@ -221,6 +221,7 @@ struct Server::Impl {
                 res.set_content(j.dump(), "application/json");
             });
         });
+        not_allowed(R"(/v1/jobs/([0-9A-Za-z]+))", "jobs", "GET");
     }
 
     std::string extra_metrics() const {

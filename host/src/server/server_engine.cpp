@@ -131,8 +131,9 @@ struct ServerEngine::Impl {
                     to_embed.push_back(i);
                 } else if (!copy_paper_vector(corpus, r.id, v)) {
                     throw UsageError(key + "[" + std::to_string(i) + "]: '" + r.id +
-                                     "' has no \"vector\", no \"title\" or \"text\", and is not the id of a corpus "
-                                     "paper; send one of them");
+                                         "' has no \"vector\", no \"title\" or \"text\", and is not the id of a corpus "
+                                         "paper; send one of them",
+                                     key + "[" + std::to_string(i) + "]");
                 }
                 out.scopes.push_back(scopes.resolve(r.id, r.date, r.exclude));
                 out.filters.push_back(filter_masks->rows(run_filter, r.filter));
@@ -142,7 +143,8 @@ struct ServerEngine::Impl {
         if (!to_embed.empty()) {
             if (!options.make_embedder)
                 throw UsageError(key + "[" + std::to_string(to_embed[0]) +
-                                 "]: has text, but this server has no encoder for text; send \"vector\" instead");
+                                     "]: has text, but this server has no encoder for text; send \"vector\" instead",
+                                 key + "[" + std::to_string(to_embed[0]) + "]");
             Texts texts;
             for (std::size_t i : to_embed) texts.push_back(embedding_text(records[i].title, records[i].text));
             const EmbedReply embedded = embed_batcher->submit(std::move(texts)).get();
@@ -305,7 +307,8 @@ std::string ServerEngine::embed(const nlohmann::json& body) {
     for (std::size_t i = 0; i < records.size(); ++i) {
         if (!records[i].has_text())
             throw UsageError("records[" + std::to_string(i) + "]: '" + records[i].id +
-                             "' has no \"title\" or \"text\" to embed");
+                                 "' has no \"title\" or \"text\" to embed",
+                             "records[" + std::to_string(i) + "]");
         texts.push_back(embedding_text(records[i].title, records[i].text));
     }
     const EmbedReply embedded = s.embed_batcher->submit(std::move(texts)).get();

@@ -18,7 +18,7 @@ namespace novelty::host {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem); }
+[[noreturn]] void bad(const std::string& where, const std::string& problem) { throw UsageError(where + ": " + problem, where); }
 
 double number_field(const nlohmann::json& body, const std::string& key, double fallback) {
     const auto it = body.find(key);
@@ -51,7 +51,13 @@ TriageSettings settings_of(const nlohmann::json& body, const ClaimsServiceOption
         std::ostringstream text;
         text.precision(17);
         text << (*band)[0].get<double>() << "," << (*band)[1].get<double>();
-        std::tie(s.band_lo, s.band_hi) = parse_band(text.str(), s.gate, "band");
+        try {
+            std::tie(s.band_lo, s.band_hi) = parse_band(text.str(), s.gate, "band");
+        } catch (const UsageError&) {
+            // Quoted as sent: the 17-digit text above is for the parse, not for people.
+            bad("band", band->dump() + " is out of range: needs " +
+                            (s.gate == TriageGate::rnd ? "0 <= LO <= HI <= 100 (RND)" : "-1 <= LO <= HI <= 1 (a similarity)"));
+        }
     }
     try {
         s.select = parse_triage_select(string_field(body, "select", "band"));
