@@ -317,6 +317,10 @@ TEST_F(ServerClaimsTest, BadBodiesGet400NamingTheFieldAndUnknownJobs404) {
     // The key at fault is also named on its own, as for /v1/score and /v1/search (docs/api.md).
     const Reply bad_judge = request(port, "POST", "/v1/claims", json{{"proposals", one}, {"judge", "maybe"}}.dump());
     EXPECT_EQ(bad_judge.body.value("parameter", ""), "judge") << bad_judge.text;
+    const Reply unknown_key = request(port, "POST", "/v1/claims", json{{"proposals", one}, {"threshold", 0.3}}.dump());
+    EXPECT_EQ(unknown_key.status, 400) << unknown_key.text;
+    EXPECT_EQ(unknown_key.body.value("parameter", ""), "threshold") << unknown_key.text;
+    EXPECT_NE(unknown_key.body.value("error", "").find("unknown key"), std::string::npos) << unknown_key.text;
     const Reply bad_pool = request(
         port, "POST", "/v1/claims",
         json{{"proposals", json::array({{{"id", "a"}, {"title", "t"}, {"pool", {"p1", "nope"}}}})}}.dump());

@@ -231,6 +231,19 @@ TEST_F(ServerHostileTest, SlowBodyGets408AtItsDeadline) {
     server.stop();
 }
 
+// A POST without any body (no Content-Length, not chunked) is told so, not that the body broke.
+TEST_F(ServerHostileTest, PostWithoutABodyIsToldItHasNone) {
+    Server server(options());
+    server.start();
+    RawClient client(server.port());
+    ASSERT_TRUE(client.connected());
+    ASSERT_TRUE(client.send("POST /v1/search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    const std::string reply = client.reply();
+    EXPECT_EQ(status_of(reply), 400) << reply.substr(0, 300);
+    EXPECT_NE(reply.find("the request has no body"), std::string::npos) << reply.substr(0, 400);
+    server.stop();
+}
+
 TEST_F(ServerHostileTest, ConnectionsBeyondTheLimitGet503AtOnce) {
     ServerOptions o = options();
     o.http_threads = 2;

@@ -327,7 +327,11 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
          "the corpus up to 2001 less its exclusions holds 6"},
         {"/v1/search", json{{"queries", {{{"id", "a"}, {"vector", v}}}}, {"k", -1}}.dump(), "k: must be an integer"},
         {"/v1/search", json{{"queries", {{{"id", "a"}, {"vector", v}}}}, {"cutoff", "soon"}}.dump(), "cutoff: 'soon' is not a date"},
-        {"/v1/search", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}}.dump(), "queries: missing"},
+        {"/v1/search", json::object().dump(), "queries: missing"},
+        {"/v1/search", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}}.dump(),
+         "ideas: unknown key (the request takes \"queries\", \"k\", \"cutoff\", \"filter\")"},
+        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}, {"split", "2020"}}.dump(), "split: unknown key"},
+        {"/v1/embed", json{{"records", {{{"id", "a"}, {"text", "x"}}}}, {"k", 3}}.dump(), "k: unknown key"},
         {"/v1/embed", json{{"records", {{{"id", "a"}}}}}.dump(), "records[0]: 'a' has no \"title\" or \"text\""},
         {"/v1/score", std::string(5000, ' '), "larger than the limit of 4096 bytes", 413},
     };
@@ -345,6 +349,8 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
     const Reply no_source = post(port, "/v1/score", json{{"ideas", {{{"id", "nope"}}}}}.dump());
     EXPECT_EQ(no_source.body.value("parameter", ""), "ideas[0]") << no_source.text;
+    const Reply unknown = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}, {"split", "2020"}}.dump());
+    EXPECT_EQ(unknown.body.value("parameter", ""), "split") << unknown.text;
     const Reply no_text = post(port, "/v1/embed", json{{"records", {{{"id", "a"}}}}}.dump());
     EXPECT_EQ(no_text.body.value("parameter", ""), "records[0]") << no_text.text;
     // Unknown routes and wrong methods, as JSON too.

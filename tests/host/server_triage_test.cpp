@@ -112,7 +112,7 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
     for (const json& bad : {json{{"ideas", ideas()}, {"band", {70, 20}}}, json{{"ideas", ideas()}, {"select", "top"}},
                             json{{"ideas", ideas()}, {"threshold", 2}}, json{{"ideas", ideas()}, {"budget", -1}},
                             json{{"ideas", ideas()}, {"gate", "bogus"}}, json{{"ideas", ideas()}, {"band", {0.2, 1.5}}},
-                            json{{"ideas", json::array()}}}) {
+                            json{{"ideas", json::array()}}, json{{"ideas", ideas()}, {"budjet", 3}}}) {
         const Reply refused = request(port, "POST", "/v1/triage", bad.dump());
         EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.text;
         // The key at fault is named on its own too (docs/api.md), and numbers are quoted as sent.

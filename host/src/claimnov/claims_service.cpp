@@ -76,6 +76,7 @@ struct ClaimsService::Impl {
 
     ClaimsRequest parse(const std::string& text) {
         const nlohmann::json body = parse_body(text);
+        refuse_unknown_keys(body, {"proposals", "cutoff", "exclude", "pool", "judge"});
         ClaimsRequest request;
         RequestLimits limits;
         limits.max_records = options.max_proposals;

@@ -225,6 +225,8 @@ std::string read_body(const httplib::Request& req, const httplib::ContentReader&
                                  " bytes; send fewer records per request");
     if (current_stream && current_stream->timed_out())
         throw HttpError(408, "the body did not arrive in time");
+    if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
+        throw HttpError(400, "the request has no body: send the JSON object with a Content-Length (or chunked)");
     throw HttpError(400, "the body could not be read (cut off, or broken chunked encoding)");
 }
 

@@ -277,6 +277,7 @@ ServerEngine::~ServerEngine() { stop(); }
 
 std::string ServerEngine::score(const nlohmann::json& body) {
     Impl& s = *impl_;
+    refuse_unknown_keys(body, {"ideas", "p", "q", "cutoff", "filter"});
     const std::vector<ApiRecord> records = parse_records(body, "ideas", s.limits(), s.dim);
     const std::size_t p = parse_count(body, "p", s.options.default_p, s.max_k);
     const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
@@ -292,6 +293,7 @@ std::string ServerEngine::score(const nlohmann::json& body) {
 
 std::string ServerEngine::search(const nlohmann::json& body) {
     Impl& s = *impl_;
+    refuse_unknown_keys(body, {"queries", "k", "cutoff", "filter"});
     const std::vector<ApiRecord> records = parse_records(body, "queries", s.limits(), s.dim);
     const std::size_t k = parse_count(body, "k", s.options.default_k, s.max_k);
     Resolved resolved =
@@ -301,6 +303,7 @@ std::string ServerEngine::search(const nlohmann::json& body) {
 
 std::string ServerEngine::embed(const nlohmann::json& body) {
     Impl& s = *impl_;
+    refuse_unknown_keys(body, {"records"});
     const std::vector<ApiRecord> records = parse_records(body, "records", s.limits(), s.dim);
     if (!s.options.make_embedder) throw UsageError("this server has no encoder for text (it was started without one)");
     Texts texts;

@@ -60,6 +60,17 @@ nlohmann::json parse_body(const std::string& body) {
     return j;
 }
 
+void refuse_unknown_keys(const nlohmann::json& body, std::initializer_list<const char*> known) {
+    for (auto it = body.begin(); it != body.end(); ++it) {
+        bool listed = false;
+        for (const char* key : known) listed = listed || it.key() == key;
+        if (listed) continue;
+        std::string takes;
+        for (const char* key : known) takes += std::string(takes.empty() ? "" : ", ") + "\"" + key + "\"";
+        bad(it.key(), "unknown key (the request takes " + takes + ")");
+    }
+}
+
 std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::string& key, const RequestLimits& limits,
                                      std::size_t dim) {
     auto list = body.find(key);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ struct RequestLimits {
 
 /// Parses a body as a JSON object; throws UsageError saying where the JSON is broken.
 nlohmann::json parse_body(const std::string& body);
+
+/// Throws a UsageError naming a key of `body` that is not in `known` (the first in sorted order),
+/// with the keys the endpoint takes: a misspelt or unsupported option ("split" on
+/// /v1/score) is refused rather than silently left out. Records' own keys are not checked.
+void refuse_unknown_keys(const nlohmann::json& body, std::initializer_list<const char*> known);
 
 /// The records under `key` (an array of 1..max_records objects). Each needs an "id" (string or
 /// integer, unique in the request); "title", "text"/"abstract", "date", "exclude" and "vector"

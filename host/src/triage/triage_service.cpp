@@ -100,6 +100,8 @@ struct TriageService::Impl {
 
     TriageRequest parse(const std::string& text) {
         const nlohmann::json body = parse_body(text);
+        refuse_unknown_keys(body, {"ideas", "threshold", "representative", "gate", "band", "select", "budget", "p", "q",
+                                   "cutoff", "exclude"});
         TriageRequest request;
         RequestLimits limits;
         limits.max_records = options.claims.max_proposals;
