@@ -209,7 +209,7 @@ void summarise(const std::vector<float>& x, std::size_t dim, const std::vector<s
             double to_sum = 0;
             for (std::size_t d = 0; d < dim; ++d) to_sum += v[d] * sum[d];
             const double mean = (to_sum - dot(v, v, dim)) / static_cast<double>(size - 1);
-            result.mean_sim[first[j]] = mean;
+            result.mean_sim[first[j]] = std::clamp(mean, -1.0, 1.0);  // copies can round above 1
             if (options.representative == Representative::central && mean > best) {
                 best = mean;
                 result.representative[c] = first[j];
@@ -219,7 +219,7 @@ void summarise(const std::vector<float>& x, std::size_t dim, const std::vector<s
         for (std::size_t j = 0; j < size; ++j)
             if (first[j] != result.representative[c])
                 result.sim_to_representative[first[j]] =
-                    static_cast<float>(dot(x.data() + compact_of[first[j]] * dim, rep, dim));
+                    static_cast<float>(std::clamp(dot(x.data() + compact_of[first[j]] * dim, rep, dim), -1.0, 1.0));
     }
 }
 

@@ -290,3 +290,28 @@ TEST(Dedup, ArchiveMatchesAreTheBestRowAtOrAboveTheThreshold) {
 
 }  // namespace
 }  // namespace novelty
+
+namespace novelty {
+namespace {
+
+// Exact copies of a vector are similar 1 up to float rounding, which may land above 1; a
+// similarity is reported within [-1, 1], as a cosine is.
+TEST(Dedup, SimilaritiesOfExactCopiesStayWithinOne) {
+    auto backend = make_cpu_backend();
+    const std::size_t dim = 384;
+    const std::vector<float> base = test::random_unit_rows(40, dim, 7);
+    std::vector<float> x;
+    for (std::size_t i = 0; i < 40; ++i)
+        for (int copy = 0; copy < 3; ++copy) x.insert(x.end(), base.begin() + i * dim, base.begin() + (i + 1) * dim);
+    DedupOptions options;
+    const DedupResult got = dedup_ideas(*backend, x.data(), 120, dim, {}, options);
+    ASSERT_EQ(got.representative.size(), 40u);
+    for (std::size_t i = 0; i < 120; ++i) {
+        EXPECT_LE(got.mean_sim[i], 1.0) << i;
+        EXPECT_GE(got.mean_sim[i], 1.0 - 1e-6) << i;
+        EXPECT_LE(got.sim_to_representative[i], 1.0f) << i;
+    }
+}
+
+}  // namespace
+}  // namespace novelty

@@ -37,9 +37,11 @@ struct DedupResult {
     std::vector<std::size_t> cluster;          ///< per idea: its cluster
     std::vector<std::size_t> representative;   ///< per cluster: the representative's idea index
     std::vector<std::size_t> cluster_size;     ///< per cluster: its member count
-    /// Per idea: cosine similarity to its cluster's representative (1 for the representative).
+    /// Per idea: cosine similarity to its cluster's representative (1 for the representative),
+    /// within [-1, 1] (exact copies, which float rounding can put above 1, give 1).
     std::vector<float> sim_to_representative;
-    /// Per idea: mean cosine similarity to the other members of its cluster; NaN for a singleton.
+    /// Per idea: mean cosine similarity to the other members of its cluster, within [-1, 1]; NaN
+    /// for a singleton.
     std::vector<double> mean_sim;
     /// Rounds of searches after the first pass that exactness needed (0 when no idea had
     /// first_k or more neighbours above the threshold).
