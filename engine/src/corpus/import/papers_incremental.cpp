@@ -129,11 +129,9 @@ std::vector<std::int64_t> apply_staged_papers(SqliteDb& db) {
     const std::int64_t n_old = count_of(db, "SELECT count(*) FROM paper_rows");
     const std::int64_t first_key = count_of(db, "SELECT coalesce(max(key), -1) + 1 FROM paper_data");
     const bool append = is_pure_append(db, n_old);
-    db.exec("BEGIN");
     remove_papers(db);
     insert_papers(db, first_key);
     std::vector<std::int64_t> old_row_of_new = append ? append_rows(db, n_old, first_key) : renumber_rows(db, first_key);
-    db.exec("COMMIT");
     insert_staged_aliases(db, first_key);
     return old_row_of_new;
 }
