@@ -183,20 +183,25 @@ void finish_in_place(const fs::path& work, const fs::path& dir) {
     fsync_path(dir.parent_path().string());
 }
 
-bool recover_add(const fs::path& work, const fs::path& dir) {
+AddRecovery recover_add(const fs::path& work, const fs::path& dir) {
     std::string committed;
     if (fs::exists(dir / "papers.sqlite")) {
         // Opening for writing lets SQLite roll back a transaction the kill left uncommitted.
         SqliteDb db((dir / "papers.sqlite").string(), SqliteDb::Mode::read_write);
         committed = read_generation(db);
     }
-    if (fs::exists(work / "add.json") && fs::exists(work / "manifest.json") && !committed.empty() &&
-        read_intent(work).generation == committed) {
+    std::error_code ec;
+    const bool complete = !committed.empty() && fs::exists(dir / "manifest.json", ec) &&
+                          read_manifest(dir.string()).papers_generation == committed;
+    // The transaction of this add committed (then its pending manifest is there: it is written
+    // before the intent and removed only after the corpus's own).
+    const bool ours = fs::exists(work / "add.json") && !committed.empty() && read_intent(work).generation == committed;
+    if (ours && !complete) {
         finish_in_place(work, dir);
-        return true;
+        return AddRecovery::forward;
     }
     fs::remove_all(work);
-    return false;
+    return ours ? AddRecovery::finished : AddRecovery::back;
 }
 
 }  // namespace novelty::import_detail

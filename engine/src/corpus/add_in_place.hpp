@@ -43,8 +43,15 @@ void add_in_place(const ImportOptions& options, const std::filesystem::path& dir
 /// Step 4 for the work directory `work` of an add to `dir` whose transaction has committed.
 void finish_in_place(const std::filesystem::path& work, const std::filesystem::path& dir);
 
+/// What recover_add did.
+enum class AddRecovery {
+    forward,   ///< step 4 done again: `dir` holds the corpus with the added papers
+    back,      ///< the work removed: `dir` holds the corpus as it was before the add
+    finished,  ///< the add had finished but for removing its work directory, now removed
+};
+
 /// Rolls the dead add whose work directory is `work` forward or back (see above); the caller
-/// holds the exclusive lock. Returns true when it rolled forward.
-bool recover_add(const std::filesystem::path& work, const std::filesystem::path& dir);
+/// holds the exclusive lock.
+AddRecovery recover_add(const std::filesystem::path& work, const std::filesystem::path& dir);
 
 }  // namespace novelty::import_detail

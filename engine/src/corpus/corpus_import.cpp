@@ -222,6 +222,25 @@ void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportO
         s2.emplace(db, options.sources);
 }
 
+// corpus add by rebuild: the papers the base corpus left without a vector stay listed in its
+// unembedded table, as an incremental add keeps them (a paper the new files leave unembedded
+// again keeps the new files' record).
+void carry_base_unembedded(SqliteDb& db, const std::string& base_dir) {
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS base");
+    attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
+    attach.step();
+    bool listed = false;
+    {
+        auto has = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type = 'table' AND name = 'unembedded'");
+        has.step();
+        listed = has.column_int(0) > 0;
+    }
+    if (listed)
+        db.exec("CREATE TABLE IF NOT EXISTS main.unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT);"
+                "INSERT OR IGNORE INTO main.unembedded (id, title, date) SELECT id, title, date FROM base.unembedded;");
+    db.exec("DETACH DATABASE base");
+}
+
 // Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
 // `finish` writes when there is a base).
 void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
@@ -233,6 +252,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
+    if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
     fill_stats(db, built.manifest);
     if (s2) {

@@ -87,10 +87,17 @@ void recover_interrupted_add(const fs::path& dir) {
     for (const auto& [pid, work] : dead_siblings(dir, ".adding-")) {
         const std::string who = "an interrupted 'corpus add' (process " + std::to_string(pid) + ")";
         try {
-            if (import_detail::recover_add(work, dir))
-                notice("completed " + who + ": " + dir.string() + " now holds the corpus with the added papers");
-            else
-                notice("rolled back " + who + ": " + dir.string() + " holds the corpus as it was before the add");
+            switch (import_detail::recover_add(work, dir)) {
+                case import_detail::AddRecovery::forward:
+                    notice("completed " + who + ": " + dir.string() + " now holds the corpus with the added papers");
+                    break;
+                case import_detail::AddRecovery::back:
+                    notice("rolled back " + who + ": " + dir.string() + " holds the corpus as it was before the add");
+                    break;
+                case import_detail::AddRecovery::finished:
+                    notice("removed the work folder of " + who + ", which had finished");
+                    break;
+            }
         } catch (const std::exception& e) {
             notice("could not recover " + who + " of " + dir.string() + ": " + e.what());
         }

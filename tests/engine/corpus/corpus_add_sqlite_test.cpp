@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <utility>
 
 using namespace novelty;
@@ -327,6 +328,33 @@ TEST(CorpusAddSqlite, AbstractsForOldPapersWithoutTheirRecordsRebuildInstead) {
               "a sparse protein abstract");
 }
 
+TEST(CorpusAddSqlite, PapersLeftUnembeddedByTheImportAndEarlierAddsStayListedThroughARebuild) {
+    TempDir tmp;
+    // Paper 5 of the import and paper 42 of the first add come without a vector.
+    const auto without = [&](const std::string& file, int id) {
+        std::string kept;
+        std::istringstream lines(test::read_file(file));
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("{\"corpusid\":" + std::to_string(id) + ",", 0) != 0) kept += line + "\n";
+        test::write_file(file, kept);
+    };
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 40, 1990, 30), 1);
+    without(tmp.file("e0"), 5);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    write_s2(tmp.file("p1"), tmp.file("e1"), papers_from(40, 5, 1990, 30), 2);
+    without(tmp.file("e1"), 42);
+    EXPECT_FALSE(add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")})).rebuilt);
+    const std::string listed = "SELECT id, 0 FROM unembedded ORDER BY id";
+    const std::vector<std::pair<std::string, std::int64_t>> both{{"42", 0}, {"5", 0}};
+    EXPECT_EQ(rows_of(tmp.file("c"), listed), both);
+    // An abstract for old paper 7 without its record: rebuilt from every paper.
+    write_s2(tmp.file("p2"), tmp.file("e2"), papers_from(45, 5, 1990, 30), 3);
+    test::write_file(tmp.file("a2"), R"({"corpusid": 7, "abstract": "a sparse protein abstract"})" "\n");
+    EXPECT_TRUE(add_papers(tmp.file("c"), s2_add({tmp.file("p2"), tmp.file("e2"), tmp.file("a2")})).rebuilt);
+    EXPECT_EQ(rows_of(tmp.file("c"), listed), both);
+    EXPECT_EQ(Corpus::open(tmp.file("c")).manifest().n_unembedded, 2u);
+}
+
 TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     TempDir tmp;
     write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 50, 1990, 30), 1);
@@ -346,7 +374,7 @@ TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     EXPECT_EQ(test::read_file(tmp.file("c/papers.sqlite")), papers_before);
     EXPECT_EQ(test::read_file(tmp.file("c/manifest.json")), manifest_before);
     for (const auto& entry : fs::directory_iterator(tmp.path()))
-        EXPECT_EQ(entry.path().filename().string().find(".importing-"), std::string::npos) << entry.path();
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
     EXPECT_EQ(Corpus::open(tmp.file("c")).size(), 50u);
 }
 
