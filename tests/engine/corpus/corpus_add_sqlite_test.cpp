@@ -146,11 +146,12 @@ void expect_same_corpus(const std::string& got, const std::string& want, const s
     for (const auto& [alias, row] : aliases) EXPECT_EQ(g.find_row(alias), w.find_row(alias)) << alias;
     Bm25Index bg(got), bw(want);
     for (const auto& text : queries)
-        for (const std::size_t limit : {g.size(), g.size() / 2}) {
-            const Ranking a = bg.rank(text, limit, {}, 1000), b = bw.rank(text, limit, {}, 1000);
-            EXPECT_EQ(a.rows, b.rows) << text;  // the same rows, ties in the same order
-            EXPECT_EQ(a.scores, b.scores) << text;
-        }
+        for (const std::size_t limit : {g.size(), g.size() / 2, g.size() / 3, std::size_t{1}})
+            for (const std::size_t depth : {1000, 3, 1}) {  // (a short depth reads past rows beyond the cutoff again)
+                const Ranking a = bg.rank(text, limit, {}, depth), b = bw.rank(text, limit, {}, depth);
+                EXPECT_EQ(a.rows, b.rows) << text;  // the same rows, ties in the same order
+                EXPECT_EQ(a.scores, b.scores) << text;
+            }
 }
 
 // The density cache the add left equals a full index of the reference corpus.
