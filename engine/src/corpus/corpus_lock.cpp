@@ -32,6 +32,10 @@ int flock_retrying(int fd, int operation) {
     return rc;
 }
 
+// A file system without flock (some network ones): readers go unlocked, and an add takes the
+// copy path, which needs no lock.
+bool unsupported(int error) { return error == ENOLCK || error == EOPNOTSUPP || error == EINVAL; }
+
 }  // namespace
 
 CorpusLock::CorpusLock(const std::filesystem::path& dir) : dir_(dir) {
@@ -54,7 +58,7 @@ CorpusLock::~CorpusLock() {
 bool CorpusLock::try_exclusive() {
     if (mode_ == Mode::exclusive) return true;
     if (flock_retrying(fd_, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK) return false;
+        if (errno == EWOULDBLOCK || unsupported(errno)) return false;
         throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
     }
     mode_ = Mode::exclusive;
@@ -72,8 +76,10 @@ void CorpusLock::exclusive_waiting() {
             return;
         }
     }
-    if (flock_retrying(fd_, LOCK_EX) != 0)
+    if (flock_retrying(fd_, LOCK_EX) != 0) {
+        if (unsupported(errno)) return;
         throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
+    }
     mode_ = Mode::exclusive;
     std::lock_guard<std::mutex> guard(registry_mutex);
     held_registry().insert({dev_, ino_});
@@ -93,6 +99,7 @@ void CorpusLock::shared() {
         held_registry().erase({dev_, ino_});
     }
     if (flock_retrying(fd_, LOCK_SH | LOCK_NB) != 0) {
+        if (unsupported(errno)) return;  // (no in-place add can run there either)
         if (errno != EWOULDBLOCK) throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
         notice("waiting for the 'corpus add' that is updating " + dir_.string() + " to finish");
         if (flock_retrying(fd_, LOCK_SH) != 0)
