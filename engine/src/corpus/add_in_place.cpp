@@ -104,7 +104,10 @@ std::vector<std::string> cache_files(const fs::path& cache) {
 // Steps 1-3 on an open papers.sqlite (staging attached, transaction open).
 void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<S2Join>& s2, const AddingDir& work,
                       const std::function<void(BuiltCorpus&)>& finish) {
-    Reading reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);
+    Reading reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);  // (the staging file alone)
+    // From here on every change to papers.sqlite (the s2 join's unembedded papers too) is part
+    // of the one transaction.
+    db.exec("BEGIN IMMEDIATE");
     if (s2) check_s2_side_records(db);
     finish_reading(options, db, s2 ? &*s2 : nullptr, reading);
     ImportProgress progress;
@@ -112,7 +115,6 @@ void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     CorpusManifest manifest;
-    db.exec("BEGIN IMMEDIATE");
     std::vector<std::int64_t> old_row_of_new = apply_staged_papers(db);
     manifest.papers_generation = new_generation();
     write_generation(db, manifest.papers_generation);

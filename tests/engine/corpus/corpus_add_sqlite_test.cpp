@@ -356,6 +356,25 @@ TEST(CorpusAddSqlite, PapersLeftUnembeddedByTheImportAndEarlierAddsStayListedThr
     EXPECT_EQ(Corpus::open(tmp.file("c")).manifest().n_unembedded, 2u);
 }
 
+TEST(CorpusAddSqlite, AFailureAfterTheS2JoinLeavesPapersSqliteByteForByte) {
+    // Paper 52 comes without a vector (the s2 join lists it as unembedded in papers.sqlite), and
+    // the others with vectors of another dimension, which fails the add after the join.
+    TempDir tmp;
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 50, 1990, 30), 1);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    const std::string papers_before = test::read_file(tmp.file("c/papers.sqlite"));
+    std::string p, e;
+    for (int id = 50; id < 55; ++id) {
+        p += nlohmann::json{{"corpusid", id}, {"title", "Paper " + std::to_string(id)}, {"year", 2001}}.dump() + "\n";
+        if (id != 52) e += nlohmann::json{{"corpusid", id}, {"model", "specter_v2"}, {"vector", "[0.6, 0.8]"}}.dump() + "\n";
+    }
+    test::write_file(tmp.file("p1"), p);
+    test::write_file(tmp.file("e1"), e);
+    EXPECT_THROW(add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")})), UsageError);
+    EXPECT_EQ(test::read_file(tmp.file("c/papers.sqlite")), papers_before);
+    EXPECT_EQ(Corpus::open(tmp.file("c")).size(), 50u);
+}
+
 TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     TempDir tmp;
     write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 50, 1990, 30), 1);
