@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -100,7 +101,16 @@ struct Scenario {
     std::string command;  ///< "{C}" = the corpus directory
     std::string rerun;    ///< what finishes the job after a kill
     std::vector<std::string> expected_steps;  ///< steps that must be among those traced
+    /// Keeps the corpus open in this process while the command runs (a reader such as a server).
+    bool held_open = false;
 };
+
+// Runs `command` on the corpus at `corpus`, which this process keeps open meanwhile when `held`.
+novelty::test::CliResult run_on(const std::string& command, const std::string& corpus, bool held) {
+    std::optional<novelty::Corpus> reader;
+    if (held) reader.emplace(novelty::Corpus::open(corpus));
+    return run_cli(replace_all(command, "{C}", shell_quote(corpus)));
+}
 
 // Runs the command once per step (first and last occurrence) with a kill there.
 void run_scenario(const TempDir& tmp, const Scenario& s) {
@@ -118,7 +128,7 @@ void run_scenario(const TempDir& tmp, const Scenario& s) {
     const std::string reference = fresh_copy("reference");
     const std::string trace = tmp.file(s.name + "-trace.txt");
     ::setenv("NOVELTY_KILL_TRACE", trace.c_str(), 1);
-    const auto r = run_cli(replace_all(s.command, "{C}", shell_quote(reference + "/c")));
+    const auto r = run_on(s.command, reference + "/c", s.held_open);
     ::unsetenv("NOVELTY_KILL_TRACE");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const State new_state = inspect(reference + "/c");
@@ -141,7 +151,7 @@ void run_scenario(const TempDir& tmp, const Scenario& s) {
             SCOPED_TRACE("killed at " + at);
             const std::string dir = fresh_copy("kill" + std::to_string(run++));
             ::setenv("NOVELTY_KILL_AT", at.c_str(), 1);
-            const auto killed = run_cli(replace_all(s.command, "{C}", shell_quote(dir + "/c")));
+            const auto killed = run_on(s.command, dir + "/c", s.held_open);
             ::unsetenv("NOVELTY_KILL_AT");
             EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << "not killed: " << killed.err;
             const State after = inspect(dir + "/c");
@@ -327,15 +337,20 @@ TEST(KillTest, CorpusAddLeavesTheOldCorpusOrTheNewOne) {
     s2_files(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 100, 4);
     const std::string add = "corpus add -q {C} --format s2 --in " + shell_quote(tmp.file("p1.jsonl")) + " " +
                             shell_quote(tmp.file("e1.jsonl"));
-    run_scenario(tmp, {"corpus-add",
-                       [&](const std::string& dir) {
-                           const auto r = run_cli("corpus import -q --format s2 --in " + shell_quote(tmp.file("p0.jsonl")) +
-                                                  " " + shell_quote(tmp.file("e0.jsonl")) + " --out " +
-                                                  shell_quote(dir + "/c"));
-                           ASSERT_EQ(r.exit_code, 0) << r.err;
-                           ASSERT_EQ(run_cli("index -q " + shell_quote(dir + "/c") + " --q 3 --extra 1").exit_code, 0);
-                       },
-                       add, add,
-                       {"add:papers-copied", "add:vectors-written", "add:caches-written", "import:built", "import:between-renames",
-                        "import:before-removing-old"}});
+    const auto before = [&](const std::string& dir) {
+        const auto r = run_cli("corpus import -q --format s2 --in " + shell_quote(tmp.file("p0.jsonl")) + " " +
+                               shell_quote(tmp.file("e0.jsonl")) + " --out " + shell_quote(dir + "/c"));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        ASSERT_EQ(run_cli("index -q " + shell_quote(dir + "/c") + " --q 3 --extra 1").exit_code, 0);
+    };
+    // In place: papers.sqlite updated in one transaction, rolled forward or back after a kill.
+    run_scenario(tmp, {"corpus-add", before, add, add,
+                       {"add:papers-applied", "add:vectors-written", "add:caches-written", "add:intent-written",
+                        "add:papers-committed", "add:vectors-moved", "add:cache-moved", "rename:manifest.json",
+                        "add:manifest-written"}});
+    // The corpus open in another process: the add works on a copy and renames it into place.
+    run_scenario(tmp, {"corpus-add-held", before, add, add,
+                       {"add:papers-copied", "add:vectors-written", "add:caches-written", "import:built",
+                        "import:between-renames", "import:before-removing-old"},
+                       true});
 }

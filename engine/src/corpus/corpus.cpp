@@ -4,6 +4,7 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "corpus/sqlite_db.hpp"
+#include "corpus/add_in_place.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -23,6 +24,7 @@ struct Corpus::Impl {
     std::optional<SqliteStatement> row_by_id;
     std::optional<SqliteStatement> row_by_alias;
     std::optional<bool> has_aliases;  ///< papers.sqlite has an aliases table (older corpora do not)
+    std::unique_ptr<CorpusLock> lock;  ///< held shared while open (corpus_lock.hpp)
 };
 
 Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -45,12 +47,25 @@ void check_fingerprint(const std::string& dir, const std::string& path, const ch
                           "the corpus is inconsistent (" + remedy + ")");
 }
 
+// papers.sqlite and the manifest of one and the same `corpus add` (add_in_place.hpp).
+void check_generation(const std::string& dir, SqliteDb& db, const std::string& expected) {
+    const std::string found = import_detail::read_generation(db);
+    if (found != expected)
+        throw CorpusError(dir + ": papers.sqlite is of another generation (" + (found.empty() ? "none" : found) +
+                          ") than manifest.json says (" + (expected.empty() ? "none" : expected) +
+                          "); a 'corpus add' was interrupted: open the corpus with write access to the folder beside it "
+                          "so that the add is completed or rolled back, or import the corpus again");
+}
+
 }  // namespace
 
 Corpus Corpus::open(const std::string& dir, Part part) {
     auto impl = std::make_unique<Impl>();
     impl->dir = dir;
-    recover_interrupted_import(corpus_dir_path(dir));
+    const std::filesystem::path path = corpus_dir_path(dir);
+    recover_interrupted_import(path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) impl->lock = lock_for_reading(path);
     impl->manifest = read_manifest(dir);
     const auto& m = impl->manifest;
     const std::filesystem::path root(dir);
@@ -58,6 +73,7 @@ Corpus Corpus::open(const std::string& dir, Part part) {
     if (!std::filesystem::exists(db_path)) throw CorpusError(dir + ": papers.sqlite is missing");
     check_fingerprint(dir, db_path, "papers.sqlite", m.papers_fingerprint, "import it again");
     impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
+    check_generation(dir, *impl->db, m.papers_generation);
     {
         // (keyed layout: the narrow row table, not the papers view, whose join costs a lookup a row)
         auto keyed = impl->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");

@@ -3,6 +3,8 @@
 // directory that replaces the corpus at the end.
 #include "novelty/corpus/corpus_add.hpp"
 
+#include "corpus/add_in_place.hpp"
+#include "corpus/corpus_recovery.hpp"
 #include "corpus/import/import_build.hpp"
 #include "corpus/import/papers_incremental.hpp"
 #include "corpus/import/papers_layout.hpp"
@@ -12,12 +14,15 @@
 #include "novelty/scoring/self_join_update.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty/util/notices.hpp"
 #include "util/file_util.hpp"
 #include "util/kill_point.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
+#include <optional>
 #include <regex>
 
 namespace novelty {
@@ -26,12 +31,50 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A cache of the old corpus, read while the papers are applied (the read does not depend on them).
+struct OldCache {
+    std::string file;              ///< its name in DIR/cache
+    std::size_t q = 0, k = 0;
+    std::optional<SelfJoin> join;  ///< empty: not carried over (damaged, another size, not the CPU's)
+};
+
 struct AddState {
     const AddPapersOptions& options;
     const Corpus& base;
     AddPapersSummary& summary;
+    std::future<std::vector<OldCache>> old_caches;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
+
+// Every file in the old corpus's cache folder, each self-join of the whole corpus that the CPU
+// computed read (a damaged cache is dropped like any other that cannot be carried over).
+std::vector<OldCache> read_old_caches(const Corpus& base) {
+    std::vector<OldCache> out;
+    const fs::path cache_dir = fs::path(base.dir()) / "cache";
+    std::error_code ec;
+    if (!fs::is_directory(cache_dir, ec)) return out;
+    const std::regex name(R"(selfjoin-q(\d+)-k(\d+)-rows(\d+)\.bin)");
+    for (const auto& entry : fs::directory_iterator(cache_dir)) {
+        OldCache cache;
+        cache.file = entry.path().filename().string();
+        std::smatch m;
+        SelfJoin old;
+        try {
+            if (std::regex_match(cache.file, m, name) && std::stoull(m[3]) == base.size() &&
+                read_self_join(entry.path().string(), base.manifest().vectors_sha256, base.size(), std::stoull(m[1]),
+                               std::stoull(m[2]), old) &&
+                old.computed_by == "cpu") {
+                cache.q = std::stoull(m[1]);
+                cache.k = std::stoull(m[2]);
+                cache.join = std::move(old);
+            }
+        } catch (const CorpusError&) {
+            cache.join.reset();
+        }
+        out.push_back(std::move(cache));
+    }
+    return out;
+}
 
 // The vectors of the new rows (n_new x dim, normalised), from the s2 embeddings or the embedder.
 std::vector<float> new_row_vectors(AddState& st, import_detail::BuiltCorpus& built, const std::vector<std::size_t>& new_rows) {
@@ -101,12 +144,20 @@ void write_vectors(AddState& st, import_detail::BuiltCorpus& built) {
     NpyWriter writer(path, vectors.dtype(), old.dim);
     std::vector<float> row(old.dim);
     std::size_t next_new = 0;
-    for (const std::int64_t o : built.old_row_of_new) {
-        if (o >= 0) {
-            vectors.row_as_f32(static_cast<std::size_t>(o), row.data());  // f16 -> f32 -> f16 is exact
-            writer.append_f32(row.data(), 1);
-        } else {
+    const std::vector<std::int64_t>& map = built.old_row_of_new;
+    for (std::size_t r = 0; r < map.size();) {
+        if (map[r] < 0) {
             writer.append_f32(fresh.data() + next_new++ * old.dim, 1);
+            ++r;
+        } else if (vectors.dtype() == DType::f32) {  // a run of consecutive old rows, straight from the map
+            std::size_t n = 1;
+            while (r + n < map.size() && map[r + n] == map[r] + static_cast<std::int64_t>(n)) ++n;
+            writer.append_f32(static_cast<const float*>(vectors.data()) + static_cast<std::size_t>(map[r]) * old.dim, n);
+            r += n;
+        } else {
+            vectors.row_as_f32(static_cast<std::size_t>(map[r]), row.data());  // f16 -> f32 -> f16 is exact
+            writer.append_f32(row.data(), 1);
+            ++r;
         }
     }
     writer.finish();
@@ -119,32 +170,20 @@ void write_vectors(AddState& st, import_detail::BuiltCorpus& built) {
 
 // Each cache of the whole old corpus computed on the CPU is updated into the new directory.
 void update_caches(AddState& st, import_detail::BuiltCorpus& built) {
-    const fs::path cache_dir = fs::path(st.base.dir()) / "cache";
-    std::error_code ec;
-    if (!fs::is_directory(cache_dir, ec)) return;
-    const std::regex name(R"(selfjoin-q(\d+)-k(\d+)-rows(\d+)\.bin)");
+    if (!st.old_caches.valid()) return;
+    std::vector<OldCache> caches = st.old_caches.get();
+    if (caches.empty()) return;
     const NpyMatrix vectors = NpyMatrix::open((fs::path(built.dir) / "vectors.npy").string());
-    for (const auto& entry : fs::directory_iterator(cache_dir)) {
-        const std::string file = entry.path().filename().string();
-        std::smatch m;
-        SelfJoin old;
-        bool usable = false;
-        try {  // a damaged cache is dropped like any other that cannot be carried over
-            usable = std::regex_match(file, m, name) && std::stoull(m[3]) == st.base.size() &&
-                     read_self_join(entry.path().string(), st.base.manifest().vectors_sha256, st.base.size(),
-                                    std::stoull(m[1]), std::stoull(m[2]), old) &&
-                     old.computed_by == "cpu";
-        } catch (const CorpusError&) {
-            usable = false;
-        }
-        if (!usable) {
-            st.summary.caches_dropped.push_back(file);
+    for (OldCache& cache : caches) {
+        if (!cache.join) {
+            st.summary.caches_dropped.push_back(cache.file);
             continue;
         }
         SelfJoinUpdateStats stats;
         const auto started = std::chrono::steady_clock::now();
-        const SelfJoin join = update_self_join(old, built.old_row_of_new, VectorView::of(vectors), 0, &stats);
-        const std::string out = "selfjoin-q" + std::string(m[1]) + "-k" + std::string(m[2]) + "-rows" +
+        const SelfJoin join = update_self_join(std::move(*cache.join), built.old_row_of_new, VectorView::of(vectors), 0, &stats);
+        cache.join.reset();
+        const std::string out = "selfjoin-q" + std::to_string(cache.q) + "-k" + std::to_string(cache.k) + "-rows" +
                                 std::to_string(join.n_rows) + ".bin";
         write_self_join((fs::path(built.dir) / "cache" / out).string(), built.manifest.vectors_sha256, join);
         st.summary.cache_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -202,6 +241,22 @@ void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
 }  // namespace
 
 AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& options) {
+    // In place under the exclusive lock; through a copy when the corpus is open elsewhere
+    // (corpus_lock.hpp), so that readers already running keep the corpus they opened.
+    const fs::path path = corpus_dir_path(dir);
+    recover_interrupted_import(path);
+    std::optional<CorpusLock> lock;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        lock.emplace(path);
+        if (lock->try_exclusive()) {
+            recover_interrupted_add(path);
+        } else {
+            notice(path.string() + " is open in another process: adding through a copy of papers.sqlite, so that "
+                                   "its readers keep the corpus they opened");
+            lock.reset();
+        }
+    }
     const Corpus base = Corpus::open(dir);
     if (base.manifest().dim > 0 && !base.manifest().embedder)
         throw CorpusError(dir + ": the corpus has vectors but records no embedder");
@@ -214,11 +269,12 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
     import.on_skip = options.on_skip;
     import.on_duplicate = options.on_duplicate;
     AddPapersSummary summary;
-    AddState st{options, base, summary};
+    AddState st{options, base, summary, std::async(std::launch::async, read_old_caches, std::cref(base))};
     const auto finish = [&](import_detail::BuiltCorpus& built) { finish_add(st, built); };
     if (keyed_layout(base.dir())) {
         try {
-            import_detail::import_onto(import, base.dir(), finish, true);
+            if (lock) import_detail::add_in_place(import, path, finish);
+            else import_detail::import_onto(import, base.dir(), finish, true);
             return summary;
         } catch (const import_detail::NeedsRebuild&) {
             summary = AddPapersSummary{};  // rebuilt below, as for corpora of the older layout

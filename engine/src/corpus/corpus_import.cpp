@@ -16,6 +16,7 @@
 #include "corpus/import/read_sources.hpp"
 #include "corpus/import/papers_layout.hpp"
 #include "corpus/import/papers_incremental.hpp"
+#include "corpus/add_in_place.hpp"
 
 #include <sqlite3.h>
 #include <tuple>
@@ -221,6 +222,25 @@ void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportO
         s2.emplace(db, options.sources);
 }
 
+// corpus add by rebuild: the papers the base corpus left without a vector stay listed in its
+// unembedded table, as an incremental add keeps them (a paper the new files leave unembedded
+// again keeps the new files' record).
+void carry_base_unembedded(SqliteDb& db, const std::string& base_dir) {
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS base");
+    attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
+    attach.step();
+    bool listed = false;
+    {
+        auto has = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type = 'table' AND name = 'unembedded'");
+        has.step();
+        listed = has.column_int(0) > 0;
+    }
+    if (listed)
+        db.exec("CREATE TABLE IF NOT EXISTS main.unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT);"
+                "INSERT OR IGNORE INTO main.unembedded (id, title, date) SELECT id, title, date FROM base.unembedded;");
+    db.exec("DETACH DATABASE base");
+}
+
 // Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
 // `finish` writes when there is a base).
 void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
@@ -232,6 +252,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
+    if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
     fill_stats(db, built.manifest);
     if (s2) {
@@ -269,7 +290,11 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     progress.n_files = options.sources.size();
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
+    db.exec("BEGIN");
     std::vector<std::int64_t> old_row_of_new = import_detail::apply_staged_papers(db);
+    built.manifest.papers_generation = import_detail::new_generation();
+    import_detail::write_generation(db, built.manifest.papers_generation);
+    db.exec("COMMIT");
     fill_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
@@ -306,11 +331,30 @@ void commit_work(WorkDir& work, const fs::path& out) {
 
 namespace import_detail {
 
+void record_reading(CorpusManifest& manifest, const Reading& reading) {
+    manifest.sources.insert(manifest.sources.end(), reading.sources.begin(), reading.sources.end());
+    manifest.n_skipped += reading.skipped;
+    manifest.n_duplicates += reading.duplicates;
+    manifest.n_revised += reading.revised;
+    manifest.n_deleted += reading.deleted;
+    manifest.skipped.insert(manifest.skipped.end(), reading.skipped_first.begin(), reading.skipped_first.end());
+}
+
+void check_add_options(const ImportOptions& options, const fs::path& out) { check_options(options, out); }
+
+void attach_add_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
+                        std::optional<S2Join>& s2) {
+    attach_staging(db, staging_path, options, s2);
+}
+
+void fill_corpus_stats(SqliteDb& db, CorpusManifest& manifest) { fill_stats(db, manifest); }
+
 ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
                           const std::function<void(BuiltCorpus&)>& finish, bool incremental) {
     if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     const fs::path out = corpus_dir_path(options.out_dir);
     recover_interrupted_import(out);
+    recover_interrupted_add_waiting(out);
     check_options(options, out);
     fs::create_directories(out.parent_path());
     WorkDir work(out);
@@ -327,12 +371,7 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
     fsync_path(db_path);
     CorpusManifest& manifest = built.manifest;
     const Reading& reading = built.reading;
-    manifest.sources.insert(manifest.sources.end(), reading.sources.begin(), reading.sources.end());
-    manifest.n_skipped += reading.skipped;
-    manifest.n_duplicates += reading.duplicates;
-    manifest.n_revised += reading.revised;
-    manifest.n_deleted += reading.deleted;
-    manifest.skipped.insert(manifest.skipped.end(), reading.skipped_first.begin(), reading.skipped_first.end());
+    record_reading(manifest, reading);
     manifest.papers_sha256 = sha256_file(db_path);
     manifest.papers_fingerprint = file_fingerprint(db_path);
     manifest.created = utc_now_iso8601();

@@ -1,5 +1,6 @@
 #include "corpus/corpus_recovery.hpp"
 
+#include "corpus/add_in_place.hpp"
 #include "novelty/util/notices.hpp"
 
 #include <cerrno>
@@ -78,6 +79,50 @@ void recover_interrupted_import(const fs::path& dir) {
     }
     for (const auto& [pid, path] : building) remove_leftover(path, "the unfinished work of an interrupted import");
     for (const auto& [pid, path] : replaced) remove_leftover(path, "the old corpus an interrupted import had replaced");
+}
+
+bool has_interrupted_add(const fs::path& dir) { return !dead_siblings(dir, ".adding-").empty(); }
+
+void recover_interrupted_add(const fs::path& dir) {
+    for (const auto& [pid, work] : dead_siblings(dir, ".adding-")) {
+        const std::string who = "an interrupted 'corpus add' (process " + std::to_string(pid) + ")";
+        try {
+            switch (import_detail::recover_add(work, dir)) {
+                case import_detail::AddRecovery::forward:
+                    notice("completed " + who + ": " + dir.string() + " now holds the corpus with the added papers");
+                    break;
+                case import_detail::AddRecovery::back:
+                    notice("rolled back " + who + ": " + dir.string() + " holds the corpus as it was before the add");
+                    break;
+                case import_detail::AddRecovery::finished:
+                    notice("removed the work folder of " + who + ", which had finished");
+                    break;
+            }
+        } catch (const std::exception& e) {
+            notice("could not recover " + who + " of " + dir.string() + ": " + e.what());
+        }
+    }
+}
+
+std::unique_ptr<CorpusLock> lock_for_reading(const fs::path& dir) {
+    auto lock = std::make_unique<CorpusLock>(dir);
+    lock->shared();
+    if (!has_interrupted_add(dir)) return lock;
+    if (!lock->exclusive_here()) {
+        lock->unlock();
+        lock->exclusive_waiting();
+    }
+    recover_interrupted_add(dir);
+    lock->shared();
+    return lock;
+}
+
+void recover_interrupted_add_waiting(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec) || !has_interrupted_add(dir)) return;
+    CorpusLock lock(dir);
+    lock.exclusive_waiting();
+    recover_interrupted_add(dir);
 }
 
 }  // namespace novelty

@@ -71,6 +71,7 @@ json to_json(const CorpusManifest& m) {
                       {"vectors.npy", m.vectors_sha256.empty() ? json(nullptr) : json(m.vectors_sha256)}};
     j["fingerprints"] = {{"papers.sqlite", fingerprint_to_json(m.papers_fingerprint)},
                          {"vectors.npy", fingerprint_to_json(m.vectors_fingerprint)}};
+    if (!m.papers_generation.empty()) j["generation"] = m.papers_generation;
     j["input_order"] = m.input_order_recorded ? json("papers.input_row") : json(nullptr);
     j["created"] = m.created;
     j["dates"] = {{"min", m.date_min.empty() ? json(nullptr) : json(m.date_min)},
@@ -120,6 +121,7 @@ CorpusManifest from_json(const json& j) {
     m.vectors_sha256 = sums.at("vectors.npy").is_null() ? "" : sums.at("vectors.npy").get<std::string>();
     m.papers_fingerprint = fingerprint_from_json(j, "papers.sqlite");
     m.vectors_fingerprint = fingerprint_from_json(j, "vectors.npy");
+    m.papers_generation = j.value("generation", "");
     m.input_order_recorded = j.contains("input_order") && j.at("input_order").is_string();
     m.created = j.at("created").get<std::string>();
     const auto& dates = j.at("dates");

@@ -5,7 +5,9 @@
 namespace novelty {
 
 SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
-    const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const int flags = mode == Mode::read_only    ? SQLITE_OPEN_READONLY
+                      : mode == Mode::read_write ? SQLITE_OPEN_READWRITE
+                                                 : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);

@@ -16,7 +16,7 @@ class SqliteStatement;
 
 class SqliteDb {
 public:
-    enum class Mode { read_only, read_write_create };
+    enum class Mode { read_only, read_write, read_write_create };
     SqliteDb(const std::string& path, Mode mode);
     ~SqliteDb();
     SqliteDb(const SqliteDb&) = delete;

@@ -62,6 +62,13 @@ std::string fts5_query(const std::string& text) {
 struct Bm25Index::Impl {
     std::unique_ptr<SqliteDb> db;
     std::optional<SqliteStatement> ranked;
+    /// Keyed layout: the row of each key (-1 for none), and per row r the largest key among rows
+    /// [0, r]. The full-text index is asked for the keys up to max_key[R - 1] alone (it takes a
+    /// rowid range and scores no match outside it), best first; rows come from row_of_key here,
+    /// not from a join per match, and ties are ordered by row here. After appends alone key = row
+    /// and that range is exactly rows [0, R); after renumbering it is a superset.
+    bool keyed = false;
+    std::vector<std::int64_t> row_of_key, max_key;
 };
 
 Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Impl>()) {
@@ -78,17 +85,69 @@ Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Imp
     // older layout the rowid is the row.
     auto keyed = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
     keyed.step();
+    impl_->keyed = keyed.column_int(0) > 0;
+    if (impl_->keyed) {
+        auto keys = impl_->db->prepare("SELECT row, key FROM paper_rows ORDER BY row");
+        while (keys.step()) {
+            const std::int64_t row = keys.column_int(0), key = keys.column_int(1);
+            if (key < 0 || row != static_cast<std::int64_t>(impl_->max_key.size()))
+                throw CorpusError(corpus_dir + ": papers.sqlite's paper_rows is not numbered 0, 1, ... with keys");
+            if (static_cast<std::size_t>(key) >= impl_->row_of_key.size()) impl_->row_of_key.resize(static_cast<std::size_t>(key) + 1, -1);
+            impl_->row_of_key[static_cast<std::size_t>(key)] = row;
+            impl_->max_key.push_back(std::max(key, impl_->max_key.empty() ? std::int64_t{-1} : impl_->max_key.back()));
+        }
+    }
     impl_->ranked.emplace(impl_->db->prepare(
-        keyed.column_int(0) > 0
-            ? "SELECT r.row, bm25(papers_fts) AS s FROM papers_fts JOIN paper_rows r ON r.key = papers_fts.rowid "
-              "WHERE papers_fts MATCH ?1 AND r.row < ?2 ORDER BY s, r.row LIMIT ?3"
-            : "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
-              "ORDER BY s, rowid LIMIT ?3"));
+        impl_->keyed ? "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid <= ?2 "
+                       "ORDER BY s LIMIT ?3"
+                     : "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
+                       "ORDER BY s, rowid LIMIT ?3"));
 }
 
 Bm25Index::~Bm25Index() = default;
 Bm25Index::Bm25Index(Bm25Index&&) noexcept = default;
 Bm25Index& Bm25Index::operator=(Bm25Index&&) noexcept = default;
+
+namespace {
+
+// Keyed layout: the first `limit` matches best first (equal scores in any order; -1: all) mapped
+// to rows; rows at or past `row_limit` dropped, equal scores ordered by row, until `depth` rows
+// are kept. Returns false when the ranking may be incomplete: the limit cut the matches before
+// `depth` rows were kept or inside the last score kept (the caller asks again for more).
+bool rank_keyed(SqliteStatement& q, const std::vector<std::int64_t>& row_of_key, std::size_t row_limit,
+                const std::unordered_set<std::int64_t>& skip, std::size_t depth, const RowFilter* filter,
+                std::int64_t limit, Ranking& ranking) {
+    q.bind(3, limit);
+    std::vector<std::int64_t> tied;  // rows of the current score
+    double tied_score = 0;
+    auto flush = [&] {
+        std::sort(tied.begin(), tied.end());
+        for (const std::int64_t row : tied) {
+            if (ranking.size() >= depth) break;
+            if (skip.count(row) || (filter && !filter->allows(row))) continue;
+            ranking.rows.push_back(row);
+            ranking.scores.push_back(-tied_score);
+        }
+        tied.clear();
+    };
+    std::int64_t n_read = 0;
+    while (ranking.size() < depth && q.step()) {
+        ++n_read;
+        const std::int64_t key = q.column_int(0);
+        const double score = q.column_double(1);
+        const std::int64_t row = key >= 0 && static_cast<std::size_t>(key) < row_of_key.size() ? row_of_key[key] : -1;
+        if (row < 0 || row >= static_cast<std::int64_t>(row_limit)) continue;
+        if (!tied.empty() && score != tied_score) flush();
+        tied_score = score;
+        tied.push_back(row);
+    }
+    if (ranking.size() >= depth) return true;  // filled by a score that a different one followed
+    if (limit >= 0 && n_read >= limit) return false;
+    flush();  // every match was read
+    return true;
+}
+
+}  // namespace
 
 Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::span<const std::int64_t> excluded,
                         std::size_t depth, const RowFilter* filter) {
@@ -100,6 +159,22 @@ Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::spa
     SqliteStatement& q = *impl_->ranked;
     q.reset();
     q.bind(1, match);
+    if (impl_->keyed) {
+        if (impl_->max_key.empty()) return ranking;
+        // Enough matches for `depth` rows and the one after them (which closes the last score)
+        // when every match is a row before the cutoff, as after appends alone; more when not.
+        std::int64_t limit = filter ? -1 : static_cast<std::int64_t>(depth + skip.size() + 1);
+        for (;;) {
+            q.bind(1, match);
+            q.bind(2, impl_->max_key[std::min(row_limit, impl_->max_key.size()) - 1]);
+            if (rank_keyed(q, impl_->row_of_key, row_limit, skip, depth, filter, limit, ranking)) break;
+            ranking = Ranking{};
+            limit *= 4;
+            q.reset();  // (clears the bindings too)
+        }
+        q.reset();
+        return ranking;
+    }
     q.bind(2, static_cast<std::int64_t>(row_limit));
     // A filter may reject any number of matches: then every match is read (LIMIT -1).
     q.bind(3, filter ? std::int64_t{-1} : static_cast<std::int64_t>(depth + skip.size()));

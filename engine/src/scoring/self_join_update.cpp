@@ -89,6 +89,30 @@ std::vector<char> carry_old_lists(const SelfJoin& old, const std::vector<std::in
     return dirty;
 }
 
+// True when old row r is new row r for every old row (papers appended, none removed).
+bool only_appended(const SelfJoin& old, const std::vector<std::int64_t>& old_row_of_new) {
+    if (old_row_of_new.size() < old.n_rows) return false;
+    for (std::size_t r = 0; r < old.n_rows; ++r)
+        if (old_row_of_new[r] != static_cast<std::int64_t>(r)) return false;
+    return true;
+}
+
+// The kept rows' lists in `join` (n_rows x k, -1 / -inf for the rest); returns the dirty rows.
+// Appended rows only: old's lists are extended in place (nothing is lost, nothing is dirty).
+std::vector<char> carry_or_extend(SelfJoin& old, const std::vector<std::int64_t>& old_row_of_new, SelfJoin& join) {
+    const std::size_t k = old.k_stored, n_rows = join.n_rows;
+    if (only_appended(old, old_row_of_new)) {
+        join.rows = std::move(old.rows);
+        join.sims = std::move(old.sims);
+        join.rows.resize(n_rows * k, -1);
+        join.sims.resize(n_rows * k, -std::numeric_limits<float>::infinity());
+        return std::vector<char>(n_rows, 0);
+    }
+    join.rows.assign(n_rows * k, -1);
+    join.sims.assign(n_rows * k, -std::numeric_limits<float>::infinity());
+    return carry_old_lists(old, old_row_of_new, join);
+}
+
 /// The rows searched in full (`queries`) against every row, in query x corpus block pairs:
 /// each query's collector gets every other row; each clean kept row's sorted list in `join`
 /// gets every new query row (marking it in `entered` when one enters).
@@ -163,7 +187,7 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
 
 }  // namespace
 
-SelfJoin update_self_join(const SelfJoin& old, const std::vector<std::int64_t>& old_row_of_new, const VectorView& vectors,
+SelfJoin update_self_join(SelfJoin old, const std::vector<std::int64_t>& old_row_of_new, const VectorView& vectors,
                           std::size_t threads, SelfJoinUpdateStats* stats) {
     const std::size_t n_rows = old_row_of_new.size();
     const std::size_t k = old.k_stored;
@@ -177,9 +201,7 @@ SelfJoin update_self_join(const SelfJoin& old, const std::vector<std::int64_t>& 
     join.q = old.q;
     join.k_stored = k;
     join.computed_by = old.computed_by;
-    join.rows.assign(n_rows * k, -1);
-    join.sims.assign(n_rows * k, -std::numeric_limits<float>::infinity());
-    const std::vector<char> dirty = carry_old_lists(old, old_row_of_new, join);
+    const std::vector<char> dirty = carry_or_extend(old, old_row_of_new, join);
 
     // Queries: the new rows and the dirty ones, searched against every row.
     std::vector<std::size_t> queries;

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <utility>
 
 using namespace novelty;
@@ -145,11 +146,12 @@ void expect_same_corpus(const std::string& got, const std::string& want, const s
     for (const auto& [alias, row] : aliases) EXPECT_EQ(g.find_row(alias), w.find_row(alias)) << alias;
     Bm25Index bg(got), bw(want);
     for (const auto& text : queries)
-        for (const std::size_t limit : {g.size(), g.size() / 2}) {
-            const Ranking a = bg.rank(text, limit, {}, 1000), b = bw.rank(text, limit, {}, 1000);
-            EXPECT_EQ(a.rows, b.rows) << text;  // the same rows, ties in the same order
-            EXPECT_EQ(a.scores, b.scores) << text;
-        }
+        for (const std::size_t limit : {g.size(), g.size() / 2, g.size() / 3, std::size_t{1}})
+            for (const std::size_t depth : {1000, 3, 1}) {  // (a short depth reads past rows beyond the cutoff again)
+                const Ranking a = bg.rank(text, limit, {}, depth), b = bw.rank(text, limit, {}, depth);
+                EXPECT_EQ(a.rows, b.rows) << text;  // the same rows, ties in the same order
+                EXPECT_EQ(a.scores, b.scores) << text;
+            }
 }
 
 // The density cache the add left equals a full index of the reference corpus.
@@ -327,6 +329,52 @@ TEST(CorpusAddSqlite, AbstractsForOldPapersWithoutTheirRecordsRebuildInstead) {
               "a sparse protein abstract");
 }
 
+TEST(CorpusAddSqlite, PapersLeftUnembeddedByTheImportAndEarlierAddsStayListedThroughARebuild) {
+    TempDir tmp;
+    // Paper 5 of the import and paper 42 of the first add come without a vector.
+    const auto without = [&](const std::string& file, int id) {
+        std::string kept;
+        std::istringstream lines(test::read_file(file));
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("{\"corpusid\":" + std::to_string(id) + ",", 0) != 0) kept += line + "\n";
+        test::write_file(file, kept);
+    };
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 40, 1990, 30), 1);
+    without(tmp.file("e0"), 5);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    write_s2(tmp.file("p1"), tmp.file("e1"), papers_from(40, 5, 1990, 30), 2);
+    without(tmp.file("e1"), 42);
+    EXPECT_FALSE(add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")})).rebuilt);
+    const std::string listed = "SELECT id, 0 FROM unembedded ORDER BY id";
+    const std::vector<std::pair<std::string, std::int64_t>> both{{"42", 0}, {"5", 0}};
+    EXPECT_EQ(rows_of(tmp.file("c"), listed), both);
+    // An abstract for old paper 7 without its record: rebuilt from every paper.
+    write_s2(tmp.file("p2"), tmp.file("e2"), papers_from(45, 5, 1990, 30), 3);
+    test::write_file(tmp.file("a2"), R"({"corpusid": 7, "abstract": "a sparse protein abstract"})" "\n");
+    EXPECT_TRUE(add_papers(tmp.file("c"), s2_add({tmp.file("p2"), tmp.file("e2"), tmp.file("a2")})).rebuilt);
+    EXPECT_EQ(rows_of(tmp.file("c"), listed), both);
+    EXPECT_EQ(Corpus::open(tmp.file("c")).manifest().n_unembedded, 2u);
+}
+
+TEST(CorpusAddSqlite, AFailureAfterTheS2JoinLeavesPapersSqliteByteForByte) {
+    // Paper 52 comes without a vector (the s2 join lists it as unembedded in papers.sqlite), and
+    // the others with vectors of another dimension, which fails the add after the join.
+    TempDir tmp;
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 50, 1990, 30), 1);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    const std::string papers_before = test::read_file(tmp.file("c/papers.sqlite"));
+    std::string p, e;
+    for (int id = 50; id < 55; ++id) {
+        p += nlohmann::json{{"corpusid", id}, {"title", "Paper " + std::to_string(id)}, {"year", 2001}}.dump() + "\n";
+        if (id != 52) e += nlohmann::json{{"corpusid", id}, {"model", "specter_v2"}, {"vector", "[0.6, 0.8]"}}.dump() + "\n";
+    }
+    test::write_file(tmp.file("p1"), p);
+    test::write_file(tmp.file("e1"), e);
+    EXPECT_THROW(add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")})), UsageError);
+    EXPECT_EQ(test::read_file(tmp.file("c/papers.sqlite")), papers_before);
+    EXPECT_EQ(Corpus::open(tmp.file("c")).size(), 50u);
+}
+
 TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     TempDir tmp;
     write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 50, 1990, 30), 1);
@@ -346,7 +394,7 @@ TEST(CorpusAddSqlite, ABadLineInTheAddedFileLeavesTheOldCorpusUntouched) {
     EXPECT_EQ(test::read_file(tmp.file("c/papers.sqlite")), papers_before);
     EXPECT_EQ(test::read_file(tmp.file("c/manifest.json")), manifest_before);
     for (const auto& entry : fs::directory_iterator(tmp.path()))
-        EXPECT_EQ(entry.path().filename().string().find(".importing-"), std::string::npos) << entry.path();
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
     EXPECT_EQ(Corpus::open(tmp.file("c")).size(), 50u);
 }
 

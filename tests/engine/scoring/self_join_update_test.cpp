@@ -158,3 +158,28 @@ TEST(SelfJoinUpdate, RefusesAMapThatDoesNotFit) {
     map.pop_back();
     EXPECT_THROW(update_self_join(join, map, VectorView::of(old, 8)), UsageError);
 }
+
+TEST(SelfJoinUpdate, AppendedRowsExtendTheMovedOldListsToWhatAFullRecomputationGives) {
+    // Rows only appended (old row r stays row r): the old lists are extended in place when the
+    // old join is moved in. New rows near old ones (copies, for ties) enter their lists.
+    const std::size_t dim = 37, q = 10, k = 14, n = 600, added = 40;
+    const auto old = test::random_unit_rows(n, dim, 11);
+    const SelfJoin old_join = full_join(old, dim, q, k);
+    std::vector<float> grown = old;
+    const auto fresh = test::random_unit_rows(added, dim, 12);
+    std::vector<std::int64_t> map;
+    for (std::size_t r = 0; r < n; ++r) map.push_back(static_cast<std::int64_t>(r));
+    for (std::size_t i = 0; i < added; ++i) {
+        const float* src = i % 4 == 0 ? old.data() + (i * 13) * dim : fresh.data() + i * dim;
+        grown.insert(grown.end(), src, src + dim);
+        map.push_back(-1);
+    }
+    SelfJoinUpdateStats stats;
+    SelfJoin moved = old_join;
+    const SelfJoin updated = update_self_join(std::move(moved), map, VectorView::of(grown, dim), 0, &stats);
+    expect_same_join(updated, full_join(grown, dim, q, k));
+    expect_same_join(updated, update_self_join(old_join, map, VectorView::of(grown, dim)));
+    EXPECT_EQ(stats.new_rows, added);
+    EXPECT_EQ(stats.dirty_rows, 0u);
+    EXPECT_GT(stats.entered_rows, 0u);
+}

@@ -73,6 +73,9 @@ struct CorpusManifest {
     /// corpora written before they were recorded: then only shapes are checked).
     FileFingerprint papers_fingerprint;
     FileFingerprint vectors_fingerprint;
+    /// The generation token papers.sqlite records (its corpus_generation table), written by each
+    /// `corpus add`; "" for a corpus no add has changed. Checked on every open.
+    std::string papers_generation;
     /// True when papers.sqlite records each paper's place among the imported records
     /// (column input_row), so that add-vectors can attach vectors given in input order.
     bool input_order_recorded = false;

@@ -46,7 +46,8 @@ struct AddPapersSummary {
     double papers_seconds = 0;                ///< wall time spent reading the inputs and writing papers.sqlite
     /// True when papers.sqlite was rebuilt from all papers (a corpus imported before the keyed
     /// layout, or s2 abstracts or vectors for old papers given without their papers records);
-    /// false when only the new papers were written into a copy of it.
+    /// false when only the new papers were written into it (in place, or into a copy when the
+    /// corpus was open in another process).
     bool rebuilt = false;
 };
 
@@ -54,9 +55,13 @@ struct AddPapersSummary {
 /// may be renumbered: the summary and the manifest's "updates" say from which row). With
 /// vectors, kept rows keep theirs and new rows get theirs from the s2 embeddings or the
 /// embedder; each self-join cache of the whole corpus computed on the CPU is updated with
-/// update_self_join (the result a full `novelty index` gives); other caches are dropped. The
-/// new corpus is built beside the old one and replaces it atomically (as import --overwrite):
-/// an interruption leaves the old corpus or the new one. Throws as import_corpus does, and
+/// update_self_join (the result a full `novelty index` gives); other caches are dropped.
+/// papers.sqlite is updated in place, in one transaction, under the corpus directory's exclusive
+/// lock, with the new vectors and caches built beside the corpus and moved in after the commit
+/// (docs/formats.md, "corpus add in place"); when another process has the corpus open, the new
+/// corpus is built beside the old one from a copy and replaces it atomically (as import
+/// --overwrite). Either way an interruption leaves the old corpus or the new one (the next open
+/// finishes or undoes an interrupted in-place add). Throws as import_corpus does, and
 /// CorpusError when `dir` is not a corpus.
 AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& options);
 

@@ -26,8 +26,10 @@ struct SelfJoinUpdateStats {
 /// new rows, are searched against every row. The result equals a full CPU self_join of the
 /// new rows: neighbours similarity descending, ties by lower row, densities over the first q.
 /// `threads` 0 = all cores. Throws UsageError when old.n_rows differs from the map's old rows
-/// or the join does not cover the whole previous corpus.
-SelfJoin update_self_join(const SelfJoin& old, const std::vector<std::int64_t>& old_row_of_new, const VectorView& vectors,
+/// or the join does not cover the whole previous corpus. Pass `old` by std::move when it is no
+/// longer needed: when the new rows are only appended (old row r is new row r), its lists are
+/// then extended in place instead of copied.
+SelfJoin update_self_join(SelfJoin old, const std::vector<std::int64_t>& old_row_of_new, const VectorView& vectors,
                           std::size_t threads = 0, SelfJoinUpdateStats* stats = nullptr);
 
 }  // namespace novelty

@@ -4,12 +4,15 @@
 // and caches into the new corpus before it replaces the old one.
 #pragma once
 
+#include "corpus/import/read_sources.hpp"
 #include "corpus/import/s2_join.hpp"
 #include "corpus/sqlite_db.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/import.hpp"
 
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +27,17 @@ struct BuiltCorpus {
     std::vector<std::int64_t> old_row_of_new;  ///< per new row: its row in the base corpus, or -1
     S2Join* s2;                                ///< the s2 vectors given, or null
 };
+
+/// Adds what one import read (sources, skips, duplicates, revisions, deletions) to `manifest`.
+void record_reading(CorpusManifest& manifest, const Reading& reading);
+/// The import's checks of its inputs and of the corpus at `out` that it replaces.
+void check_add_options(const ImportOptions& options, const std::filesystem::path& out);
+/// Attaches an empty staging database at `staging_path` to `db` (and starts the s2 join when a
+/// source is in the s2 format).
+void attach_add_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
+                        std::optional<S2Join>& s2);
+/// The manifest's counts, dates, fields and venues from papers.sqlite.
+void fill_corpus_stats(SqliteDb& db, CorpusManifest& manifest);
 
 /// import_corpus with a base: `base_dir` is an existing corpus whose papers are staged first
 /// and whose directory is replaced (atomically, as import --overwrite does) by the result;

@@ -2,6 +2,7 @@
 
 #include "corpus/import/papers_layout.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -82,31 +83,62 @@ std::vector<std::int64_t> append_rows(SqliteDb& db, std::int64_t n_old, std::int
     return out;
 }
 
-// General case: paper_rows rewritten in date order (only this narrow table is rewritten).
+// The input rows of the new corpus by key (-1 for a removed paper): the kept base papers in their
+// old input order, numbered without gaps, then the staged ones in theirs. `old_key` and
+// `old_input` are per old row.
+std::vector<std::int64_t> new_input_rows(SqliteDb& db, const std::vector<std::int64_t>& old_key,
+                                         const std::vector<std::int64_t>& old_input, std::int64_t n_keys,
+                                         std::int64_t first_key) {
+    std::vector<char> removed(static_cast<std::size_t>(n_keys), 0);
+    auto gone = db.prepare("SELECT key FROM staging.removed");
+    while (gone.step()) {
+        const std::int64_t key = gone.column_int(0);
+        if (key >= 0 && key < n_keys) removed[static_cast<std::size_t>(key)] = 1;
+    }
+    std::vector<std::size_t> kept;  // old rows, to be ordered by input row
+    for (std::size_t r = 0; r < old_key.size(); ++r)
+        if (!removed[static_cast<std::size_t>(old_key[r])]) kept.push_back(r);
+    std::sort(kept.begin(), kept.end(), [&](std::size_t a, std::size_t b) { return old_input[a] < old_input[b]; });
+    std::vector<std::int64_t> input_of_key(static_cast<std::size_t>(n_keys), -1);
+    std::int64_t next = 0;
+    for (const std::size_t r : kept) input_of_key[static_cast<std::size_t>(old_key[r])] = next++;
+    auto fresh = db.prepare("SELECT d.key FROM paper_data d JOIN staging.staging s ON s.id = d.id WHERE d.key >= ? "
+                            "ORDER BY s.input_row");
+    fresh.bind(1, first_key);
+    while (fresh.step()) input_of_key[static_cast<std::size_t>(fresh.column_int(0))] = next++;
+    return input_of_key;
+}
+
+// General case: paper_rows rewritten in date order (only this narrow table is rewritten). The
+// order comes from one scan of the order index (it covers the key: no paper record is read); the
+// numbering is done here rather than in SQL, which sorted and joined a million rows through
+// temporary tables.
 std::vector<std::int64_t> renumber_rows(SqliteDb& db, std::int64_t first_key) {
-    auto inputs = db.prepare(R"sql(
-        CREATE TEMP TABLE new_input AS
-        SELECT key, row_number() OVER (ORDER BY part, input_row) - 1 AS input_row FROM (
-            SELECT r.key AS key, 0 AS part, r.input_row AS input_row FROM paper_rows r
-                WHERE NOT EXISTS (SELECT 1 FROM staging.removed x WHERE x.key = r.key)
-            UNION ALL
-            SELECT d.key, 1, s.input_row FROM paper_data d JOIN staging.staging s ON s.id = d.id WHERE d.key >= ?1))sql");
-    inputs.bind(1, first_key);
-    inputs.step();
-    db.exec(R"sql(
-        CREATE UNIQUE INDEX temp.new_input_key ON new_input (key);
-        CREATE TEMP TABLE old_rows AS SELECT key, row FROM paper_rows;
-        CREATE UNIQUE INDEX temp.old_rows_key ON old_rows (key);
-        DELETE FROM paper_rows;
-        INSERT INTO paper_rows (row, key, input_row)
-        SELECT row_number() OVER (ORDER BY d.sort_date IS NULL, d.sort_date, d.id) - 1, d.key, n.input_row
-        FROM paper_data d INDEXED BY paper_data_order JOIN new_input n ON n.key = d.key
-        ORDER BY d.sort_date IS NULL, d.sort_date, d.id;
-    )sql");
+    std::vector<std::int64_t> old_key, old_input;  // per old row
+    {
+        auto q = db.prepare("SELECT key, input_row FROM paper_rows ORDER BY row");
+        while (q.step()) {
+            old_key.push_back(q.column_int(0));
+            old_input.push_back(q.column_int(1));
+        }
+    }
+    const std::int64_t n_keys = count_of(db, "SELECT coalesce(max(key), -1) + 1 FROM paper_data");
+    std::vector<std::int64_t> old_row_of_key(static_cast<std::size_t>(std::max(n_keys, first_key)), -1);
+    for (std::size_t r = 0; r < old_key.size(); ++r) old_row_of_key[static_cast<std::size_t>(old_key[r])] = static_cast<std::int64_t>(r);
+    const std::vector<std::int64_t> input_of_key = new_input_rows(db, old_key, old_input, std::max(n_keys, first_key), first_key);
+    db.exec("DELETE FROM paper_rows");
+    auto order = db.prepare("SELECT key FROM paper_data INDEXED BY paper_data_order ORDER BY sort_date IS NULL, sort_date, id");
+    auto insert = db.prepare("INSERT INTO paper_rows (row, key, input_row) VALUES (?, ?, ?)");
     std::vector<std::int64_t> out;
-    auto q = db.prepare("SELECT o.row FROM paper_rows r LEFT JOIN old_rows o ON o.key = r.key ORDER BY r.row");
-    while (q.step()) out.push_back(q.column_is_null(0) ? -1 : q.column_int(0));
-    db.exec("DROP TABLE temp.new_input; DROP TABLE temp.old_rows;");
+    while (order.step()) {
+        const std::int64_t key = order.column_int(0);
+        insert.bind(1, static_cast<std::int64_t>(out.size()));
+        insert.bind(2, key);
+        insert.bind(3, input_of_key[static_cast<std::size_t>(key)]);
+        insert.step();
+        insert.reset();
+        out.push_back(key < first_key ? old_row_of_key[static_cast<std::size_t>(key)] : -1);
+    }
     return out;
 }
 
@@ -129,11 +161,9 @@ std::vector<std::int64_t> apply_staged_papers(SqliteDb& db) {
     const std::int64_t n_old = count_of(db, "SELECT count(*) FROM paper_rows");
     const std::int64_t first_key = count_of(db, "SELECT coalesce(max(key), -1) + 1 FROM paper_data");
     const bool append = is_pure_append(db, n_old);
-    db.exec("BEGIN");
-    remove_papers(db);
+    if (count_of(db, "SELECT count(*) FROM staging.removed") > 0) remove_papers(db);
     insert_papers(db, first_key);
     std::vector<std::int64_t> old_row_of_new = append ? append_rows(db, n_old, first_key) : renumber_rows(db, first_key);
-    db.exec("COMMIT");
     insert_staged_aliases(db, first_key);
     return old_row_of_new;
 }

@@ -26,6 +26,7 @@ void check_s2_side_records(SqliteDb& db);
 /// Applies staging.staging and staging.removed to the main schema. Returns, per row of the
 /// result, the paper's row in the base corpus or -1 (a new paper). Input rows: the kept base
 /// papers in their old input order, then the staged ones in theirs, numbered without gaps.
+/// Runs inside the caller's transaction (nothing is committed here).
 std::vector<std::int64_t> apply_staged_papers(SqliteDb& db);
 
 }  // namespace novelty::import_detail

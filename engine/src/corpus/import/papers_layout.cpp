@@ -41,7 +41,9 @@ void fill_papers_layout(SqliteDb& db) {
         CREATE INDEX paper_data_citations ON paper_data (citations);
         COMMIT;
     )sql");
+    db.exec("BEGIN");
     insert_staged_aliases(db, 0);
+    db.exec("COMMIT");
 }
 
 void index_papers_layout(SqliteDb& db) {
@@ -52,7 +54,6 @@ void index_papers_layout(SqliteDb& db) {
 }
 
 void insert_staged_aliases(SqliteDb& db, std::int64_t first_key) {
-    db.exec("BEGIN");
     auto papers = db.prepare(
         "SELECT d.key, s.aliases FROM paper_data d JOIN staging.staging s ON s.id = d.id "
         "WHERE d.key >= ? AND s.aliases != '' ORDER BY d.key");
@@ -68,7 +69,6 @@ void insert_staged_aliases(SqliteDb& db, std::int64_t first_key) {
             insert.reset();
         }
     }
-    db.exec("COMMIT");
 }
 
 bool has_keyed_layout(SqliteDb& db, const std::string& schema) {

@@ -22,7 +22,8 @@ void fill_papers_layout(SqliteDb& db);
 void index_papers_layout(SqliteDb& db);
 
 /// The aliases of the staged papers whose key is at least `first_key` into paper_aliases
-/// (every (alias, key) pair; the "aliases" view leaves out ambiguous ones and paper ids).
+/// (every (alias, key) pair; the "aliases" view leaves out ambiguous ones and paper ids), inside
+/// the caller's transaction.
 void insert_staged_aliases(SqliteDb& db, std::int64_t first_key);
 
 /// True when `schema` ("main", "base") of `db` has this layout (corpora imported before it

@@ -105,7 +105,8 @@ void S2Join::check_unmatched(const char* table, const char* what, const SkipFn& 
 }
 
 void S2Join::join(const SkipFn& skip) {
-    db_.exec("BEGIN");
+    // A savepoint: its own transaction, or part of the caller's (an in-place corpus add's).
+    db_.exec("SAVEPOINT s2_finish");
     // Abstracts shards are not split like papers shards: those of papers not imported are
     // expected when a subset of the papers files is imported, and are only counted.
     {
@@ -156,7 +157,7 @@ void S2Join::join(const SkipFn& skip) {
         }
         db_.exec("DROP TABLE new_unembedded");
     }
-    db_.exec("COMMIT");
+    db_.exec("RELEASE s2_finish");
 }
 
 void S2Join::write_vectors(const std::string& vectors_path, CorpusManifest& manifest) {

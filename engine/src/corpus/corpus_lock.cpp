@@ -1,0 +1,120 @@
+#include "corpus/corpus_lock.hpp"
+
+#include "novelty/util/error.hpp"
+#include "novelty/util/notices.hpp"
+
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
+
+namespace novelty {
+
+namespace {
+
+// The directories this process holds the exclusive lock on, by (device, inode).
+std::mutex registry_mutex;
+std::set<std::pair<unsigned long long, unsigned long long>>& held_registry() {
+    static std::set<std::pair<unsigned long long, unsigned long long>> held;
+    return held;
+}
+
+int flock_retrying(int fd, int operation) {
+    int rc;
+    do rc = ::flock(fd, operation);
+    while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+// A file system without flock (some network ones): readers go unlocked, and an add takes the
+// copy path, which needs no lock.
+bool unsupported(int error) { return error == ENOLCK || error == EOPNOTSUPP || error == EINVAL; }
+
+}  // namespace
+
+CorpusLock::CorpusLock(const std::filesystem::path& dir) : dir_(dir) {
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) throw CorpusError(dir.string() + ": cannot open the corpus directory: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        ::close(fd_);
+        throw CorpusError(dir.string() + ": cannot stat the corpus directory: " + std::strerror(errno));
+    }
+    dev_ = static_cast<unsigned long long>(st.st_dev);
+    ino_ = static_cast<unsigned long long>(st.st_ino);
+}
+
+CorpusLock::~CorpusLock() {
+    unlock();
+    ::close(fd_);
+}
+
+bool CorpusLock::try_exclusive() {
+    if (mode_ == Mode::exclusive) return true;
+    if (flock_retrying(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK || unsupported(errno)) return false;
+        throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
+    }
+    mode_ = Mode::exclusive;
+    std::lock_guard<std::mutex> guard(registry_mutex);
+    held_registry().insert({dev_, ino_});
+    return true;
+}
+
+void CorpusLock::exclusive_waiting() {
+    if (mode_ == Mode::exclusive || mode_ == Mode::borrowed) return;
+    {
+        std::lock_guard<std::mutex> guard(registry_mutex);
+        if (mode_ == Mode::none && held_registry().count({dev_, ino_})) {
+            mode_ = Mode::borrowed;
+            return;
+        }
+    }
+    if (flock_retrying(fd_, LOCK_EX) != 0) {
+        if (unsupported(errno)) return;
+        throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
+    }
+    mode_ = Mode::exclusive;
+    std::lock_guard<std::mutex> guard(registry_mutex);
+    held_registry().insert({dev_, ino_});
+}
+
+void CorpusLock::shared() {
+    if (mode_ == Mode::shared || mode_ == Mode::borrowed) return;
+    {
+        std::lock_guard<std::mutex> guard(registry_mutex);
+        if (mode_ == Mode::none && held_registry().count({dev_, ino_})) {
+            mode_ = Mode::borrowed;
+            return;
+        }
+    }
+    if (mode_ == Mode::exclusive) {
+        std::lock_guard<std::mutex> guard(registry_mutex);
+        held_registry().erase({dev_, ino_});
+    }
+    if (flock_retrying(fd_, LOCK_SH | LOCK_NB) != 0) {
+        if (unsupported(errno)) return;  // (no in-place add can run there either)
+        if (errno != EWOULDBLOCK) throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
+        notice("waiting for the 'corpus add' that is updating " + dir_.string() + " to finish");
+        if (flock_retrying(fd_, LOCK_SH) != 0)
+            throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
+    }
+    mode_ = Mode::shared;
+}
+
+void CorpusLock::unlock() {
+    if (mode_ == Mode::exclusive) {
+        std::lock_guard<std::mutex> guard(registry_mutex);
+        held_registry().erase({dev_, ino_});
+    }
+    if (mode_ == Mode::shared || mode_ == Mode::exclusive) flock_retrying(fd_, LOCK_UN);
+    mode_ = Mode::none;
+}
+
+}  // namespace novelty

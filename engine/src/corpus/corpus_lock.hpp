@@ -1,0 +1,45 @@
+// Readers and in-place writers of one corpus directory. `corpus add` updates papers.sqlite in
+// place (add_in_place.hpp), so while it runs no other process may read the corpus: every
+// Corpus::open holds a shared advisory lock (flock) on the directory itself for as long as the
+// corpus is open, and the in-place add holds the exclusive one. An add that cannot take the
+// exclusive lock at once (the corpus is open elsewhere: a server, a search) builds a copy beside
+// the corpus and renames it into place instead, as before, so readers already running keep
+// their consistent old view. The lock is on the directory's inode: a corpus replaced by a rename
+// is a new directory with a lock of its own.
+#pragma once
+
+#include <filesystem>
+
+namespace novelty {
+
+class CorpusLock {
+public:
+    /// Opens `dir` for locking (no lock is taken yet). Throws CorpusError when it cannot be opened.
+    explicit CorpusLock(const std::filesystem::path& dir);
+    ~CorpusLock();
+    CorpusLock(const CorpusLock&) = delete;
+    CorpusLock& operator=(const CorpusLock&) = delete;
+
+    /// Takes the exclusive lock without waiting; false when another holder (in this process or
+    /// another) has the directory locked.
+    bool try_exclusive();
+    /// Takes the exclusive lock, waiting while others hold the directory.
+    void exclusive_waiting();
+    /// Takes the shared lock, waiting (with a notice) while an add holds the exclusive one. A
+    /// no-op when this process already holds the exclusive lock on the same directory (the add's
+    /// own reads of the corpus).
+    void shared();
+    /// Drops whatever this lock holds.
+    void unlock();
+    /// True when this process holds the exclusive lock (through this object or another one).
+    bool exclusive_here() const { return mode_ == Mode::exclusive || mode_ == Mode::borrowed; }
+
+private:
+    enum class Mode { none, shared, exclusive, borrowed };
+    std::filesystem::path dir_;
+    int fd_ = -1;
+    unsigned long long dev_ = 0, ino_ = 0;
+    Mode mode_ = Mode::none;
+};
+
+}  // namespace novelty

@@ -1,0 +1,188 @@
+// corpus add in place (add_in_place.hpp): papers.sqlite updated inside one transaction under
+// the corpus's exclusive lock, the copy path when the corpus is open elsewhere, and recovery of
+// a transaction that a kill left in the file (SQLite's hot journal) and of one that committed.
+// The CLI kill test (tests/cli/kill_test.cpp) kills the add at each of its steps.
+#include "corpus/add_in_place.hpp"
+#include "corpus/corpus_lock.hpp"
+#include "corpus/corpus_recovery.hpp"
+#include "corpus/sqlite_db.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "novelty/corpus/corpus_add.hpp"
+#include "novelty/corpus/import.hpp"
+#include "novelty/util/checksum.hpp"
+#include "novelty/util/error.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace novelty;
+using novelty::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `n` jsonl papers from id `first`, dated 2000 + i (appended after every earlier call's).
+std::string papers(int first, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i)
+        out += nlohmann::json{{"id", "p" + std::to_string(first + i)}, {"title", "Paper " + std::to_string(first + i)},
+                              {"abstract", "About " + std::to_string(first + i)}, {"year", 2000 + first + i}}.dump() + "\n";
+    return out;
+}
+
+std::string make_corpus(const TempDir& tmp) {
+    test::write_file(tmp.file("a.jsonl"), papers(0, 20));
+    ImportOptions o;
+    o.sources.push_back({tmp.file("a.jsonl"), ImportFormat::jsonl, ""});
+    o.out_dir = tmp.file("c");
+    import_corpus(o);
+    return tmp.file("c");
+}
+
+AddPapersOptions add_of(const std::string& file) {
+    AddPapersOptions options;
+    options.sources.push_back({file, ImportFormat::jsonl, ""});
+    return options;
+}
+
+ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0);
+    return st.st_ino;
+}
+
+// In a child process: opens papers.sqlite, writes `junk_rows` rows of 1 KiB and the generation
+// `token` in one transaction with a tiny page cache (so that SQLite spills pages into the file
+// before the commit), commits when asked, records the intent of an add, and dies by SIGKILL.
+void killed_writer(const std::string& dir, const std::string& token, bool commit) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        const fs::path work = dir + ".adding-" + std::to_string(::getpid());
+        fs::create_directories(work);
+        CorpusManifest pending = read_manifest(dir);  // the add's pending manifest names its generation
+        pending.papers_generation = token;
+        write_manifest(work.string(), pending);
+        test::write_file((work / "add.json").string(),
+                         nlohmann::json{{"generation", token}, {"caches", nlohmann::json::array()}, {"vectors", false}}.dump());
+        SqliteDb db(dir + "/papers.sqlite", SqliteDb::Mode::read_write);
+        db.exec("PRAGMA journal_mode = DELETE; PRAGMA cache_size = 10; BEGIN IMMEDIATE;"
+                "CREATE TABLE junk (x BLOB); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+                "INSERT INTO junk SELECT randomblob(1024) FROM n;");
+        import_detail::write_generation(db, token);
+        if (commit) db.exec("COMMIT");
+        ::raise(SIGKILL);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+}
+
+}  // namespace
+
+TEST(CorpusAddInPlace, UpdatesPapersSqliteInPlaceAndRecordsTheGeneration) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const ino_t before = inode_of(dir + "/papers.sqlite");
+    test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+    const AddPapersSummary s = add_papers(dir, add_of(tmp.file("b.jsonl")));
+    EXPECT_EQ(s.n_added, 5u);
+    EXPECT_EQ(inode_of(dir + "/papers.sqlite"), before) << "papers.sqlite was replaced, not updated in place";
+    const Corpus corpus = Corpus::open(dir);
+    EXPECT_EQ(corpus.size(), 25u);
+    EXPECT_EQ(corpus.manifest().papers_generation.size(), 32u);
+    EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), corpus.manifest().papers_sha256);
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+}
+
+TEST(CorpusAddInPlace, ACorpusOpenElsewhereIsAddedToThroughACopyAndItsReaderKeepsItsView) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const ino_t before = inode_of(dir + "/papers.sqlite");
+    test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+    {
+        const Corpus reader = Corpus::open(dir);
+        add_papers(dir, add_of(tmp.file("b.jsonl")));
+        EXPECT_EQ(reader.size(), 20u);
+        EXPECT_EQ(reader.id_and_title(19).first, "p19");
+        EXPECT_EQ(reader.labels({0, 19}).ids.size(), 2u);
+    }
+    EXPECT_NE(inode_of(dir + "/papers.sqlite"), before);
+    const Corpus corpus = Corpus::open(dir);
+    EXPECT_EQ(corpus.size(), 25u);
+    EXPECT_EQ(corpus.id_and_title(24).first, "p24");
+}
+
+TEST(CorpusAddInPlace, TheExclusiveLockExcludesReadersButNotTheAddsOwnOpens) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const fs::path path = corpus_dir_path(dir);
+    CorpusLock add(path);
+    ASSERT_TRUE(add.try_exclusive());
+    CorpusLock other(path);
+    EXPECT_FALSE(other.try_exclusive());
+    EXPECT_NO_THROW(Corpus::open(dir));  // this process holds it: no wait for itself
+    add.unlock();
+    {
+        const Corpus reader = Corpus::open(dir);
+        EXPECT_FALSE(other.try_exclusive()) << "a reader's shared lock must keep an in-place add out";
+    }
+    EXPECT_TRUE(other.try_exclusive());
+}
+
+TEST(CorpusAddInPlace, AKillBeforeTheCommitIsRolledBackEvenWhenPagesReachedTheFile) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const std::string sha = sha256_file(dir + "/papers.sqlite");
+    killed_writer(dir, "feedfeedfeedfeedfeedfeedfeedfeed", false);
+    ASSERT_TRUE(fs::exists(dir + "/papers.sqlite-journal")) << "no hot journal: the test did not reach the file";
+    ASSERT_NE(sha256_file(dir + "/papers.sqlite"), sha) << "no page was spilled into the file";
+    const Corpus corpus = Corpus::open(dir);  // recovers first
+    EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), sha);
+    EXPECT_EQ(corpus.manifest().papers_generation, "");
+    EXPECT_EQ(corpus.size(), 20u);
+    EXPECT_FALSE(fs::exists(dir + "/papers.sqlite-journal"));
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+}
+
+TEST(CorpusAddInPlace, AKillAfterTheCommitIsRolledForward) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    killed_writer(dir, "beefbeefbeefbeefbeefbeefbeefbeef", true);
+    const Corpus corpus = Corpus::open(dir);
+    EXPECT_EQ(corpus.manifest().papers_generation, "beefbeefbeefbeefbeefbeefbeefbeef");
+    EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), corpus.manifest().papers_sha256);
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+}
+
+TEST(CorpusAddInPlace, PapersOfAnotherGenerationThanTheManifestAreRefused) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    {
+        SqliteDb db(dir + "/papers.sqlite", SqliteDb::Mode::read_write);
+        db.exec("BEGIN");
+        import_detail::write_generation(db, "0123456789abcdef0123456789abcdef");
+        db.exec("COMMIT");
+    }
+    // The manifest describes the file (checksums) but not its generation: only that check is left.
+    CorpusManifest m = read_manifest(dir);
+    m.papers_sha256 = sha256_file(dir + "/papers.sqlite");
+    m.papers_fingerprint = file_fingerprint(dir + "/papers.sqlite");
+    write_manifest(dir, m);
+    try {
+        Corpus::open(dir);
+        FAIL() << "opened";
+    } catch (const CorpusError& e) {
+        EXPECT_NE(std::string(e.what()).find("another generation"), std::string::npos) << e.what();
+    }
+}
