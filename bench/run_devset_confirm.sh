@@ -10,6 +10,8 @@
 # after the embedding. Run it under the shared lock of heavy measurements if the machine has one.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/devset/corpus_steps.sh
+source "$here/bench/devset/corpus_steps.sh"
 work="${1:-$here/build/devset-confirm}"
 novelty="${2:-$here/build/cpu/novelty}"
 [ -x "$novelty" ] || novelty="$here/build/auto/novelty"
@@ -22,18 +24,7 @@ build() { python3 "$here/bench/devset/build_devset.py" --ml "$data/ml_papers_pap
 [ -f "$work/first/devset.json" ] || build --out "$work/first"
 [ -f "$work/set/devset.json" ] || build --out "$work/set" --seed 2026 --ml-corpus-size 6937 \
   --biomed-corpus-size 0 --exclude-labels "$work/first/labels.jsonl"
-if [ ! -f "$work/corpus/manifest.json" ]; then
-  rm -rf "$work/corpus"
-  "$novelty" corpus import --format paperlists openalex --field ml biomed \
-    --in "$work/set/ml_corpus.jsonl" "$work/set/biomed_corpus.jsonl" --out "$work/corpus"
-fi
-if [ ! -f "$work/corpus/vectors.npy" ]; then
-  start=$(date +%s)
-  resume=""
-  [ -f "$work/corpus/embed.partial.json" ] && resume="--resume"
-  "$novelty" corpus embed "$work/corpus" $resume 2>&1 | tr '\r' '\n' | tail -n 2
-  echo "embedding took $(( $(date +%s) - start )) s"
-fi
+devset_corpus "$work" "$novelty"
 [ "${EMBED_ONLY:-0}" = 1 ] && exit 0
 
 # The pre-registered grid and comparisons (docs/devset.md). P 1150 is P 500's share of the first

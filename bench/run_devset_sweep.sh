@@ -9,6 +9,8 @@
 # whole ML file, about 45 minutes more of embedding on an idle 2-core machine).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/devset/corpus_steps.sh
+source "$here/bench/devset/corpus_steps.sh"
 work="${1:-$here/build/devset}"
 novelty="${2:-$here/build/cpu/novelty}"
 [ -x "$novelty" ] || novelty="$here/build/auto/novelty"
@@ -19,18 +21,7 @@ if [ ! -f "$work/set/devset.json" ]; then
   python3 "$here/bench/devset/build_devset.py" --ml "$data/ml_papers_paperlists.jsonl.gz" \
     --biomed "$data/biomed_synergy_openalex.jsonl.gz" --out "$work/set" ${DEVSET_FLAGS:-}
 fi
-if [ ! -f "$work/corpus/manifest.json" ]; then
-  rm -rf "$work/corpus"
-  "$novelty" corpus import --format paperlists openalex --field ml biomed \
-    --in "$work/set/ml_corpus.jsonl" "$work/set/biomed_corpus.jsonl" --out "$work/corpus"
-fi
-if [ ! -f "$work/corpus/vectors.npy" ]; then
-  start=$(date +%s)
-  resume=""
-  [ -f "$work/corpus/embed.partial.json" ] && resume="--resume"  # an interrupted embedding's batches
-  "$novelty" corpus embed "$work/corpus" $resume 2>&1 | tr '\r' '\n' | tail -n 2
-  echo "embedding took $(( $(date +%s) - start )) s"
-fi
+devset_corpus "$work" "$novelty"
 
 "$novelty" eval sweep --corpus "$work/corpus" --ideas "$work/set/ideas.jsonl" --labels "$work/set/labels.jsonl" \
   --group-by field --bootstrap "${BOOTSTRAP:-1000}" --out "$work/sweep.json" --plot "$work/sweep.svg" | tee "$work/sweep.txt"

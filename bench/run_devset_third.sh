@@ -10,6 +10,8 @@
 # after the embedding. Run it under the shared lock of heavy measurements if the machine has one.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/devset/corpus_steps.sh
+source "$here/bench/devset/corpus_steps.sh"
 work="${1:-$here/build/devset-third}"
 novelty="${2:-$here/build/cpu/novelty}"
 [ -x "$novelty" ] || novelty="$here/build/auto/novelty"
@@ -42,18 +44,7 @@ if shared:
 print("third set: 255 ideas per class and field, none a label of the first two sets; corpus %d + %d"
       % (counts["ml_corpus"], counts["biomed_corpus"]))
 PY
-if [ ! -f "$work/corpus/manifest.json" ]; then
-  rm -rf "$work/corpus"
-  "$novelty" corpus import --format paperlists openalex --field ml biomed \
-    --in "$work/set/ml_corpus.jsonl" "$work/set/biomed_corpus.jsonl" --out "$work/corpus"
-fi
-if [ ! -f "$work/corpus/vectors.npy" ]; then
-  start=$(date +%s)
-  resume=""
-  [ -f "$work/corpus/embed.partial.json" ] && resume="--resume"
-  "$novelty" corpus embed "$work/corpus" $resume 2>&1 | tr '\r' '\n' | tail -n 2
-  echo "embedding took $(( $(date +%s) - start )) s"
-fi
+devset_corpus "$work" "$novelty"
 [ "${EMBED_ONLY:-0}" = 1 ] && exit 0
 
 # The pre-registered grid (the second set's) and comparisons (docs/devset.md, "The third set").
