@@ -8,6 +8,7 @@
 #include "corpus/import/import_build.hpp"
 #include "corpus/import/papers_incremental.hpp"
 #include "corpus/import/papers_layout.hpp"
+#include "corpus/import/s2_join.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
@@ -199,6 +200,24 @@ bool keyed_layout(const std::string& dir) {
     return import_detail::has_keyed_layout(db);
 }
 
+// The papers listed as left unembedded that are rows now (a later add gave their vectors) leave
+// papers.sqlite's unembedded table, and the manifest's count and first ids are the table's.
+void recount_unembedded(SqliteDb& db, CorpusManifest& m) {
+    {
+        auto listed = db.prepare("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'unembedded'");
+        listed.step();
+        if (listed.column_int(0) == 0) return;
+    }
+    db.exec("DELETE FROM main.unembedded WHERE EXISTS (SELECT 1 FROM main.papers p WHERE p.id = unembedded.id)");
+    auto count = db.prepare("SELECT count(*) FROM main.unembedded");
+    count.step();
+    m.n_unembedded = static_cast<std::size_t>(count.column_int(0));
+    m.unembedded.clear();
+    auto first = db.prepare("SELECT id FROM main.unembedded ORDER BY id LIMIT ?");
+    first.bind(1, static_cast<std::int64_t>(import_detail::max_listed_unembedded));
+    while (first.step()) m.unembedded.push_back(first.column_text(0));
+}
+
 void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
     st.summary.papers_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
     const CorpusManifest& old = st.base.manifest();
@@ -211,6 +230,7 @@ void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
     m.skipped = old.skipped;
     m.n_unembedded += old.n_unembedded;
     m.unembedded.insert(m.unembedded.begin(), old.unembedded.begin(), old.unembedded.end());
+    recount_unembedded(built.db, m);
     m.updates = old.updates;
     AddPapersSummary& s = st.summary;
     s.n_papers = built.old_row_of_new.size();

@@ -356,6 +356,27 @@ TEST(CorpusAddSqlite, PapersLeftUnembeddedByTheImportAndEarlierAddsStayListedThr
     EXPECT_EQ(Corpus::open(tmp.file("c")).manifest().n_unembedded, 2u);
 }
 
+TEST(CorpusAddSqlite, APaperLeftUnembeddedThatALaterAddGivesAVectorLeavesTheList) {
+    TempDir tmp;
+    write_s2(tmp.file("p0"), tmp.file("e0"), papers_from(0, 40, 1990, 30), 1);
+    std::string kept;  // papers 5 and 6 of the import come without a vector
+    std::istringstream lines(test::read_file(tmp.file("e0")));
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("{\"corpusid\":5,", 0) != 0 && line.rfind("{\"corpusid\":6,", 0) != 0) kept += line + "\n";
+    test::write_file(tmp.file("e0"), kept);
+    import_corpus(s2_import({tmp.file("p0"), tmp.file("e0")}, tmp.file("c")));
+    ASSERT_EQ(Corpus::open(tmp.file("c")).manifest().n_unembedded, 2u);
+    // A later add gives paper 5 with its vector: it becomes a row and leaves the list; 6 stays.
+    write_s2(tmp.file("p1"), tmp.file("e1"), papers_from(5, 1, 1990, 30), 1);
+    EXPECT_FALSE(add_papers(tmp.file("c"), s2_add({tmp.file("p1"), tmp.file("e1")})).rebuilt);
+    const Corpus c = Corpus::open(tmp.file("c"));
+    EXPECT_TRUE(c.find_row("5").has_value());
+    EXPECT_EQ(rows_of(tmp.file("c"), "SELECT id, 0 FROM unembedded ORDER BY id"),
+              (std::vector<std::pair<std::string, std::int64_t>>{{"6", 0}}));
+    EXPECT_EQ(c.manifest().n_unembedded, 1u);
+    EXPECT_EQ(c.manifest().unembedded, std::vector<std::string>{"6"});
+}
+
 TEST(CorpusAddSqlite, AFailureAfterTheS2JoinLeavesPapersSqliteByteForByte) {
     // Paper 52 comes without a vector (the s2 join lists it as unembedded in papers.sqlite), and
     // the others with vectors of another dimension, which fails the add after the join.

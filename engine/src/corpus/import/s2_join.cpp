@@ -11,7 +11,6 @@ namespace novelty::import_detail {
 
 namespace {
 
-constexpr std::size_t max_listed_unembedded = 100;
 
 }  // namespace
 

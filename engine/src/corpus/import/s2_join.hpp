@@ -13,6 +13,9 @@
 
 namespace novelty::import_detail {
 
+/// How many ids of papers left unembedded the manifest lists (the first, by id).
+inline constexpr std::size_t max_listed_unembedded = 100;
+
 /// Reports a record problem for the source file `file_index`: throws, or records a skip.
 using SkipFn = std::function<void(std::size_t file_index, const InputError& error)>;
 
