@@ -269,7 +269,13 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         lock.emplace(path);
-        if (lock->try_exclusive()) {
+        bool exclusive = lock->try_exclusive();
+        if (!exclusive) {  // another add (waited for: shared() says so), or readers (kept their view)
+            lock->shared();
+            lock->unlock();
+            exclusive = lock->try_exclusive();
+        }
+        if (exclusive) {
             recover_interrupted_add(path);
         } else {
             notice(path.string() + " is open in another process: adding through a copy of papers.sqlite, so that "
