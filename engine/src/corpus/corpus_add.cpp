@@ -4,6 +4,7 @@
 #include "novelty/corpus/corpus_add.hpp"
 
 #include "corpus/add_in_place.hpp"
+#include "corpus/corpus_lock.hpp"
 #include "corpus/corpus_recovery.hpp"
 #include "corpus/import/import_build.hpp"
 #include "corpus/import/papers_incremental.hpp"
@@ -264,6 +265,7 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
     // In place under the exclusive lock; through a copy when the corpus is open elsewhere
     // (corpus_lock.hpp), so that readers already running keep the corpus they opened.
     const fs::path path = corpus_dir_path(dir);
+    const FolderAddLock one_add_at_a_time(path.parent_path());
     recover_interrupted_import(path);
     std::optional<CorpusLock> lock;
     std::error_code ec;

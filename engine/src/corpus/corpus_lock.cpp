@@ -117,4 +117,21 @@ void CorpusLock::unlock() {
     mode_ = Mode::none;
 }
 
+FolderAddLock::FolderAddLock(const std::filesystem::path& folder) {
+    fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return;
+    if (flock_retrying(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    if (errno == EWOULDBLOCK) {
+        notice("waiting for another 'corpus add' in " + folder.string() + " to finish");
+        if (flock_retrying(fd_, LOCK_EX) == 0) return;
+    }
+    if (!unsupported(errno)) throw Error(folder.string() + ": cannot lock the folder for the add: " + std::strerror(errno));
+    ::close(fd_);
+    fd_ = -1;
+}
+
+FolderAddLock::~FolderAddLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the lock
+}
+
 }  // namespace novelty

@@ -42,4 +42,20 @@ private:
     Mode mode_ = Mode::none;
 };
 
+/// Adds to the corpora of one folder run one at a time: an exclusive lock (flock) on the folder
+/// that holds the corpus, taken for the whole add (readers never take it). Without it, two adds
+/// through copies (the corpus open elsewhere) would each rename their own result into place, and
+/// the first one's papers would be lost. Waits, with a notice, while another add holds it; on a
+/// folder that cannot be opened or locked (no flock), the add goes on without it.
+class FolderAddLock {
+public:
+    explicit FolderAddLock(const std::filesystem::path& folder);
+    ~FolderAddLock();
+    FolderAddLock(const FolderAddLock&) = delete;
+    FolderAddLock& operator=(const FolderAddLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 }  // namespace novelty

@@ -18,6 +18,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <thread>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +151,37 @@ TEST(CorpusAddInPlace, AnAddWaitsForAnotherAddAndThenAddsInPlace) {
     EXPECT_EQ(Corpus::open(dir).size(), 25u);
     ::close(ready[0]);
     ::close(ready[1]);
+}
+
+// Two adds at once to a corpus that a reader holds open both go through copies; they run one
+// after the other (the folder's add lock), so the second builds on the first and no paper is lost.
+TEST(CorpusAddInPlace, TwoAddsThroughCopiesAtOnceLoseNoPaper) {
+    for (int round = 0; round < 3; ++round) {
+        TempDir tmp;
+        const std::string dir = make_corpus(tmp);
+        test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+        test::write_file(tmp.file("d.jsonl"), papers(25, 5));
+        {
+            const Corpus reader = Corpus::open(dir);
+            std::string errors[2];
+            const auto add = [&](const std::string& file, std::string& error) {
+                try {
+                    add_papers(dir, add_of(file));
+                } catch (const std::exception& e) {
+                    error = e.what();
+                }
+            };
+            std::thread first(add, tmp.file("b.jsonl"), std::ref(errors[0]));
+            std::thread second(add, tmp.file("d.jsonl"), std::ref(errors[1]));
+            first.join();
+            second.join();
+            EXPECT_EQ(errors[0] + errors[1], "") << "round " << round;
+            EXPECT_EQ(reader.size(), 20u);
+        }
+        const Corpus corpus = Corpus::open(dir);
+        EXPECT_EQ(corpus.size(), 30u) << "round " << round;
+        EXPECT_TRUE(corpus.find_row("p22").has_value() && corpus.find_row("p27").has_value()) << "round " << round;
+    }
 }
 
 TEST(CorpusAddInPlace, TheExclusiveLockExcludesReadersButNotTheAddsOwnOpens) {
