@@ -17,6 +17,7 @@
 #include "corpus/import/papers_layout.hpp"
 #include "corpus/import/papers_incremental.hpp"
 #include "corpus/add_in_place.hpp"
+#include "corpus/corpus_lock.hpp"
 
 #include <sqlite3.h>
 #include <tuple>
@@ -26,6 +27,7 @@
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 namespace novelty {
@@ -394,6 +396,13 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
 
 }  // namespace import_detail
 
-ImportSummary import_corpus(const ImportOptions& options) { return import_detail::import_onto(options, "", {}, false); }
+ImportSummary import_corpus(const ImportOptions& options) {
+    // An import that may replace a corpus runs apart from the adds to corpora of its folder: an
+    // add running across the replacement would rename its own result over the new corpus.
+    std::optional<FolderAddLock> one_writer_at_a_time;
+    if (options.overwrite && !options.out_dir.empty())
+        one_writer_at_a_time.emplace(corpus_dir_path(options.out_dir).parent_path());
+    return import_detail::import_onto(options, "", {}, false);
+}
 
 }  // namespace novelty

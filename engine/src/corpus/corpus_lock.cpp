@@ -122,7 +122,7 @@ FolderAddLock::FolderAddLock(const std::filesystem::path& folder) {
     if (fd_ < 0) return;
     if (flock_retrying(fd_, LOCK_EX | LOCK_NB) == 0) return;
     if (errno == EWOULDBLOCK) {
-        notice("waiting for another 'corpus add' in " + folder.string() + " to finish");
+        notice("waiting for another 'corpus add' or 'corpus import --overwrite' in " + folder.string() + " to finish");
         if (flock_retrying(fd_, LOCK_EX) == 0) return;
     }
     if (!unsupported(errno)) throw Error(folder.string() + ": cannot lock the folder for the add: " + std::strerror(errno));

@@ -42,10 +42,11 @@ private:
     Mode mode_ = Mode::none;
 };
 
-/// Adds to the corpora of one folder run one at a time: an exclusive lock (flock) on the folder
-/// that holds the corpus, taken for the whole add (readers never take it). Without it, two adds
-/// through copies (the corpus open elsewhere) would each rename their own result into place, and
-/// the first one's papers would be lost. Waits, with a notice, while another add holds it; on a
+/// Adds to the corpora of one folder, and imports that may replace one (--overwrite), run one at
+/// a time: an exclusive lock (flock) on the folder that holds the corpus, taken for the whole add
+/// or import (readers never take it). Without it, two adds through copies (the corpus open
+/// elsewhere) would each rename their own result into place, and the first one's papers would be
+/// lost; an add across an import would put its result over the new corpus. Waits, with a notice, while another add holds it; on a
 /// folder that cannot be opened or locked (no flock), the add goes on without it.
 class FolderAddLock {
 public:

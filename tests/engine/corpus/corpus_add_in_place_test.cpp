@@ -184,6 +184,43 @@ TEST(CorpusAddInPlace, TwoAddsThroughCopiesAtOnceLoseNoPaper) {
     }
 }
 
+// An add and an import --overwrite of the same corpus at once run one after the other: the
+// result is the import's papers, with the add's on top when the add came second; never an error.
+TEST(CorpusAddInPlace, AnAddAndAnOverwritingImportAtOnceRunOneAfterTheOther) {
+    for (int round = 0; round < 3; ++round) {
+        TempDir tmp;
+        const std::string dir = make_corpus(tmp);
+        test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+        test::write_file(tmp.file("new.jsonl"), papers(100, 10));
+        std::string errors[2];
+        std::thread add([&] {
+            try {
+                add_papers(dir, add_of(tmp.file("b.jsonl")));
+            } catch (const std::exception& e) {
+                errors[0] = e.what();
+            }
+        });
+        std::thread replace([&] {
+            ImportOptions o;
+            o.sources.push_back({tmp.file("new.jsonl"), ImportFormat::jsonl, ""});
+            o.out_dir = dir;
+            o.overwrite = true;
+            try {
+                import_corpus(o);
+            } catch (const std::exception& e) {
+                errors[1] = e.what();
+            }
+        });
+        add.join();
+        replace.join();
+        EXPECT_EQ(errors[0] + errors[1], "") << "round " << round;
+        const Corpus corpus = Corpus::open(dir);
+        EXPECT_TRUE(corpus.find_row("p100").has_value()) << "round " << round;
+        EXPECT_TRUE(corpus.size() == 10u || corpus.size() == 15u) << corpus.size() << ", round " << round;
+        EXPECT_EQ(corpus.find_row("p22").has_value(), corpus.size() == 15u) << "round " << round;
+    }
+}
+
 TEST(CorpusAddInPlace, TheExclusiveLockExcludesReadersButNotTheAddsOwnOpens) {
     TempDir tmp;
     const std::string dir = make_corpus(tmp);
