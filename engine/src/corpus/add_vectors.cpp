@@ -6,6 +6,8 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/vectors.hpp"
+#include "corpus/corpus_lock.hpp"
+#include "corpus/corpus_recovery.hpp"
 #include "corpus/sqlite_db.hpp"
 
 #include <filesystem>
@@ -145,6 +147,7 @@ std::string id_of_row(SqliteDb& db, std::size_t row) {
 }  // namespace
 
 void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
+    const FolderAddLock one_writer_at_a_time(corpus_dir_path(dir).parent_path());  // not across a corpus add
     CorpusManifest manifest = read_manifest(dir);
     remove_stale_temp_files(dir);
     const NpyMatrix input = NpyMatrix::open(options.vectors_path);

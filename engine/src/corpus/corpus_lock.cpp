@@ -117,21 +117,42 @@ void CorpusLock::unlock() {
     mode_ = Mode::none;
 }
 
+namespace {
+
+// The folders whose add lock this thread holds: a writer that calls another (corpus embed
+// attaching its rows through add_vectors) holds it already. Other threads wait on the flock.
+thread_local std::set<std::pair<unsigned long long, unsigned long long>> folders_held_here;
+
+}  // namespace
+
 FolderAddLock::FolderAddLock(const std::filesystem::path& folder) {
     fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ < 0) return;
-    if (flock_retrying(fd_, LOCK_EX | LOCK_NB) == 0) return;
-    if (errno == EWOULDBLOCK) {
-        notice("waiting for another 'corpus add' or 'corpus import --overwrite' in " + folder.string() + " to finish");
-        if (flock_retrying(fd_, LOCK_EX) == 0) return;
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0) key_ = {static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+    if (folders_held_here.count(key_)) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
     }
-    if (!unsupported(errno)) throw Error(folder.string() + ": cannot lock the folder for the add: " + std::strerror(errno));
-    ::close(fd_);
-    fd_ = -1;
+    if (flock_retrying(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const bool busy = errno == EWOULDBLOCK;
+        if (busy) notice("waiting for another 'corpus add', 'corpus import --overwrite', 'corpus embed' or "
+                         "'corpus add-vectors' in " + folder.string() + " to finish");
+        if (!busy || flock_retrying(fd_, LOCK_EX) != 0) {
+            if (!unsupported(errno)) throw Error(folder.string() + ": cannot lock the folder: " + std::strerror(errno));
+            ::close(fd_);
+            fd_ = -1;
+            return;
+        }
+    }
+    folders_held_here.insert(key_);
 }
 
 FolderAddLock::~FolderAddLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the lock
+    if (fd_ < 0) return;
+    folders_held_here.erase(key_);
+    ::close(fd_);  // closing the last descriptor drops the lock
 }
 
 }  // namespace novelty

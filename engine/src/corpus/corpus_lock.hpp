@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <utility>
 
 namespace novelty {
 
@@ -42,9 +43,10 @@ private:
     Mode mode_ = Mode::none;
 };
 
-/// Adds to the corpora of one folder, and imports that may replace one (--overwrite), run one at
-/// a time: an exclusive lock (flock) on the folder that holds the corpus, taken for the whole add
-/// or import (readers never take it). Without it, two adds through copies (the corpus open
+/// The writers that replace a corpus's files (corpus add, import --overwrite, corpus embed,
+/// add-vectors) run one at a time within one folder: an exclusive lock (flock) on the folder that
+/// holds the corpus, taken for the whole operation (readers never take it; a thread that holds
+/// it already, as embed calling add_vectors does, passes). Without it, two adds through copies (the corpus open
 /// elsewhere) would each rename their own result into place, and the first one's papers would be
 /// lost; an add across an import would put its result over the new corpus. Waits, with a notice, while another add holds it; on a
 /// folder that cannot be opened or locked (no flock), the add goes on without it.
@@ -57,6 +59,7 @@ public:
 
 private:
     int fd_ = -1;
+    std::pair<unsigned long long, unsigned long long> key_{0, 0};  ///< the folder's (device, inode)
 };
 
 }  // namespace novelty

@@ -9,8 +9,10 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/corpus_add.hpp"
 #include "novelty/corpus/import.hpp"
+#include "novelty/io/npy.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
+#include "search_reference.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -219,6 +221,38 @@ TEST(CorpusAddInPlace, AnAddAndAnOverwritingImportAtOnceRunOneAfterTheOther) {
         EXPECT_TRUE(corpus.size() == 10u || corpus.size() == 15u) << corpus.size() << ", round " << round;
         EXPECT_EQ(corpus.find_row("p22").has_value(), corpus.size() == 15u) << "round " << round;
     }
+}
+
+// add-vectors (and corpus embed, which attaches through it) waits for an add to a corpus of the
+// same folder: it would otherwise replace vectors.npy and the manifest under the running add.
+TEST(CorpusAddInPlace, AddVectorsWaitsForAnAddInTheSameFolder) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const std::vector<float> v = test::random_unit_rows(20, 4, 3);
+    write_npy(tmp.file("v.npy"), DType::f32, 20, 4, v.data());
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // an add running in another process: the folder's lock, then done
+        FolderAddLock add(fs::path(dir).parent_path());
+        const char byte = 1;
+        if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+        ::usleep(300 * 1000);
+        test::write_file(tmp.file("add-finished"), "");
+        ::_exit(0);
+    }
+    char byte = 0;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    AddVectorsOptions options;
+    options.vectors_path = tmp.file("v.npy");
+    add_vectors(dir, options);
+    EXPECT_TRUE(fs::exists(tmp.file("add-finished"))) << "add-vectors ran while the add held the folder";
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_EQ(Corpus::open(dir).manifest().dim, 4u);
+    ::close(ready[0]);
+    ::close(ready[1]);
 }
 
 TEST(CorpusAddInPlace, TheExclusiveLockExcludesReadersButNotTheAddsOwnOpens) {
