@@ -147,7 +147,7 @@ std::string id_of_row(SqliteDb& db, std::size_t row) {
 }  // namespace
 
 void add_vectors(const std::string& dir, const AddVectorsOptions& options) {
-    const FolderAddLock one_writer_at_a_time(corpus_dir_path(dir).parent_path());  // not across a corpus add
+    const FolderWriterLock one_writer_at_a_time(corpus_dir_path(dir).parent_path());  // not across a corpus add
     CorpusManifest manifest = read_manifest(dir);
     remove_stale_temp_files(dir);
     const NpyMatrix input = NpyMatrix::open(options.vectors_path);

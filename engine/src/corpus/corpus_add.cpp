@@ -265,19 +265,13 @@ AddPapersSummary add_papers(const std::string& dir, const AddPapersOptions& opti
     // In place under the exclusive lock; through a copy when the corpus is open elsewhere
     // (corpus_lock.hpp), so that readers already running keep the corpus they opened.
     const fs::path path = corpus_dir_path(dir);
-    const FolderAddLock one_add_at_a_time(path.parent_path());
+    const FolderWriterLock one_writer_at_a_time(path.parent_path());
     recover_interrupted_import(path);
     std::optional<CorpusLock> lock;
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         lock.emplace(path);
-        bool exclusive = lock->try_exclusive();
-        if (!exclusive) {  // another add (waited for: shared() says so), or readers (kept their view)
-            lock->shared();
-            lock->unlock();
-            exclusive = lock->try_exclusive();
-        }
-        if (exclusive) {
+        if (lock->try_exclusive()) {  // (no other add holds it: they wait on the folder's writer lock)
             recover_interrupted_add(path);
         } else {
             notice(path.string() + " is open in another process: adding through a copy of papers.sqlite, so that "

@@ -77,7 +77,7 @@ void attach_rows(const std::string& dir, const std::string& rows_path, const std
 
 std::size_t embed_corpus(const std::string& dir, Embedder& embedder, const EmbedCorpusOptions& options) {
     if (options.batch == 0) throw UsageError("the batch size must be at least 1");
-    const FolderAddLock one_writer_at_a_time(corpus_dir_path(dir).parent_path());  // not across a corpus add
+    const FolderWriterLock one_writer_at_a_time(corpus_dir_path(dir).parent_path());  // not across a corpus add
     // Papers only: vectors.npy is about to be replaced, and may be the remains of an interrupted run.
     const Corpus corpus = Corpus::open(dir, Corpus::Part::papers);
     const std::size_t n = corpus.size();

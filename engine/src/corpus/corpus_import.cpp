@@ -399,7 +399,7 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
 ImportSummary import_corpus(const ImportOptions& options) {
     // An import that may replace a corpus runs apart from the adds to corpora of its folder: an
     // add running across the replacement would rename its own result over the new corpus.
-    std::optional<FolderAddLock> one_writer_at_a_time;
+    std::optional<FolderWriterLock> one_writer_at_a_time;
     if (options.overwrite && !options.out_dir.empty())
         one_writer_at_a_time.emplace(corpus_dir_path(options.out_dir).parent_path());
     return import_detail::import_onto(options, "", {}, false);

@@ -119,13 +119,13 @@ void CorpusLock::unlock() {
 
 namespace {
 
-// The folders whose add lock this thread holds: a writer that calls another (corpus embed
+// The folders whose writer lock this thread holds: a writer that calls another (corpus embed
 // attaching its rows through add_vectors) holds it already. Other threads wait on the flock.
 thread_local std::set<std::pair<unsigned long long, unsigned long long>> folders_held_here;
 
 }  // namespace
 
-FolderAddLock::FolderAddLock(const std::filesystem::path& folder) {
+FolderWriterLock::FolderWriterLock(const std::filesystem::path& folder) {
     fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ < 0) return;
     struct stat st {};
@@ -140,16 +140,17 @@ FolderAddLock::FolderAddLock(const std::filesystem::path& folder) {
         if (busy) notice("waiting for another 'corpus add', 'corpus import --overwrite', 'corpus embed' or "
                          "'corpus add-vectors' in " + folder.string() + " to finish");
         if (!busy || flock_retrying(fd_, LOCK_EX) != 0) {
-            if (!unsupported(errno)) throw Error(folder.string() + ": cannot lock the folder: " + std::strerror(errno));
+            const int error = errno;
             ::close(fd_);
             fd_ = -1;
+            if (!unsupported(error)) throw Error(folder.string() + ": cannot lock the folder: " + std::strerror(error));
             return;
         }
     }
     folders_held_here.insert(key_);
 }
 
-FolderAddLock::~FolderAddLock() {
+FolderWriterLock::~FolderWriterLock() {
     if (fd_ < 0) return;
     folders_held_here.erase(key_);
     ::close(fd_);  // closing the last descriptor drops the lock

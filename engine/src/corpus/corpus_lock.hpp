@@ -45,17 +45,18 @@ private:
 
 /// The writers that replace a corpus's files (corpus add, import --overwrite, corpus embed,
 /// add-vectors) run one at a time within one folder: an exclusive lock (flock) on the folder that
-/// holds the corpus, taken for the whole operation (readers never take it; a thread that holds
-/// it already, as embed calling add_vectors does, passes). Without it, two adds through copies (the corpus open
-/// elsewhere) would each rename their own result into place, and the first one's papers would be
-/// lost; an add across an import would put its result over the new corpus. Waits, with a notice, while another add holds it; on a
-/// folder that cannot be opened or locked (no flock), the add goes on without it.
-class FolderAddLock {
+/// holds the corpus, taken for the whole operation. Readers never take it; a thread that holds it
+/// already passes (embed attaching through add_vectors). Without it, two adds through copies (the
+/// corpus open elsewhere) would each rename their own result into place and the first one's
+/// papers would be lost, and an add across an import would put its result over the new corpus.
+/// Waits, with a notice, while another writer holds it; on a folder that cannot be opened or
+/// locked (no flock), the writer goes on without it.
+class FolderWriterLock {
 public:
-    explicit FolderAddLock(const std::filesystem::path& folder);
-    ~FolderAddLock();
-    FolderAddLock(const FolderAddLock&) = delete;
-    FolderAddLock& operator=(const FolderAddLock&) = delete;
+    explicit FolderWriterLock(const std::filesystem::path& folder);
+    ~FolderWriterLock();
+    FolderWriterLock(const FolderWriterLock&) = delete;
+    FolderWriterLock& operator=(const FolderWriterLock&) = delete;
 
 private:
     int fd_ = -1;

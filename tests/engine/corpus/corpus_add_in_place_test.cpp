@@ -124,37 +124,6 @@ TEST(CorpusAddInPlace, ACorpusOpenElsewhereIsAddedToThroughACopyAndItsReaderKeep
     EXPECT_EQ(corpus.id_and_title(24).first, "p24");
 }
 
-// An add that finds another add running (the exclusive lock held, no reader) waits for it and
-// then adds in place, rather than through a copy meant for corpora that readers hold open.
-TEST(CorpusAddInPlace, AnAddWaitsForAnotherAddAndThenAddsInPlace) {
-    TempDir tmp;
-    const std::string dir = make_corpus(tmp);
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {  // the other add: holds the exclusive lock for a moment
-        CorpusLock other(corpus_dir_path(dir));
-        if (!other.try_exclusive()) ::_exit(1);
-        const char byte = 1;
-        if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
-        ::usleep(300 * 1000);
-        ::_exit(0);
-    }
-    char byte = 0;
-    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
-    const ino_t before = inode_of(dir + "/papers.sqlite");
-    test::write_file(tmp.file("b.jsonl"), papers(20, 5));
-    EXPECT_EQ(add_papers(dir, add_of(tmp.file("b.jsonl"))).n_added, 5u);
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    EXPECT_EQ(inode_of(dir + "/papers.sqlite"), before) << "added through a copy, as if readers held the corpus";
-    EXPECT_EQ(Corpus::open(dir).size(), 25u);
-    ::close(ready[0]);
-    ::close(ready[1]);
-}
-
 // Two adds at once to a corpus that a reader holds open both go through copies; they run one
 // after the other (the folder's add lock), so the second builds on the first and no paper is lost.
 TEST(CorpusAddInPlace, TwoAddsThroughCopiesAtOnceLoseNoPaper) {
@@ -235,7 +204,7 @@ TEST(CorpusAddInPlace, AddVectorsWaitsForAnAddInTheSameFolder) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {  // an add running in another process: the folder's lock, then done
-        FolderAddLock add(fs::path(dir).parent_path());
+        FolderWriterLock add(fs::path(dir).parent_path());
         const char byte = 1;
         if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
         ::usleep(300 * 1000);
