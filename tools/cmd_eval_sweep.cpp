@@ -174,12 +174,14 @@ void print_table(const std::vector<SweepCandidate>& c, const SweepReport& report
     for (std::size_t i : rows) nw = std::max(nw, static_cast<int>(c[i].name.size()) + 2);
     std::printf("%-*s", nw, "method");
     for (const std::string& g : report.group_names) std::printf("  %-21s", ("AUROC " + g).c_str());
-    std::printf("  %6s  %6s\n", "KS", "worst");
+    std::printf("  %6s  %6s  %6s  %6s\n", "KS", "KS nov", "KS est", "worst");
     for (std::size_t i : rows) {
         const std::string name = (i == report.winner ? "* " : "  ") + c[i].name;
         std::printf("%-*s", nw, name.c_str());
         for (const GroupResult& g : report.results[i].groups) std::printf("  %-21s", auroc_cell(g).c_str());
-        std::printf("  %6s  %6s\n", fmt("%.3f", report.results[i].ks).c_str(), fmt("%.3f", report.results[i].worst).c_str());
+        const CandidateResult& r = report.results[i];
+        std::printf("  %6s  %6s  %6s  %6s\n", fmt("%.3f", r.ks).c_str(), fmt("%.3f", r.ks_novel).c_str(),
+                    fmt("%.3f", r.ks_established).c_str(), fmt("%.3f", r.worst).c_str());
     }
     std::printf("\nWinner chosen on training folds only:\n");
     for (std::size_t f = 0; f < report.picks.size(); ++f) {
@@ -254,6 +256,8 @@ ordered_json to_json(const std::vector<SweepCandidate>& c, const SweepReport& re
                                {"n_missing", g.auroc.n_missing}};
         v["groups"] = groups;
         v["ks"] = number_or_null(r.ks);
+        v["ks_novel"] = number_or_null(r.ks_novel);
+        v["ks_established"] = number_or_null(r.ks_established);
         v["worst"] = number_or_null(r.worst);
         variants.push_back(v);
     }

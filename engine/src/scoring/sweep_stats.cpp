@@ -55,6 +55,23 @@ double max_group_ks(std::span<const double> scores, std::span<const std::string>
     return worst;
 }
 
+/// The largest KS statistic between two groups among the items of one label; NaN when no two
+/// groups both hold items of it.
+double max_group_ks_of_label(std::span<const double> scores, std::span<const int> labels,
+                             std::span<const std::string> groups, int label, const std::vector<std::string>& names) {
+    if (names.size() < 2) return nan_value;
+    std::vector<std::vector<double>> by_group(names.size());
+    for (std::size_t i = 0; i < scores.size(); ++i)
+        if (labels[i] == label) by_group[std::lower_bound(names.begin(), names.end(), groups[i]) - names.begin()].push_back(scores[i]);
+    double worst = nan_value;
+    for (std::size_t a = 0; a < names.size(); ++a)
+        for (std::size_t b = a + 1; b < names.size(); ++b) {
+            const double ks = ks_statistic(by_group[a], by_group[b]);
+            if (!std::isnan(ks) && (std::isnan(worst) || ks > worst)) worst = ks;
+        }
+    return worst;
+}
+
 /// The worst AUROC over every item used and each group's; NaN when one has no value.
 double worst_auroc(std::span<const double> scores, std::span<const int> labels, std::span<const std::string> groups,
                    std::span<const char> use, const std::vector<std::string>& names) {
@@ -251,6 +268,8 @@ CandidateResult evaluate_candidate(const SweepCandidate& c, std::span<const int>
         r.groups.push_back(std::move(gr));
     }
     r.ks = max_group_ks(c.scores, groups, {}, names);
+    r.ks_novel = max_group_ks_of_label(c.scores, labels, groups, 1, names);
+    r.ks_established = max_group_ks_of_label(c.scores, labels, groups, 0, names);
     r.worst = worst_auroc(c.scores, labels, groups, {}, names);
     return r;
 }

@@ -90,6 +90,8 @@ TEST(SweepStats, AurocIntervalsAndKsPerGroup) {
     EXPECT_GE(r.groups[1].ci->hi, 0.75);
     EXPECT_DOUBLE_EQ(r.worst, 11.0 / 16.0);
     EXPECT_DOUBLE_EQ(r.ks, 1.0);  // the groups' scores do not overlap
+    EXPECT_DOUBLE_EQ(r.ks_novel, 1.0);
+    EXPECT_DOUBLE_EQ(r.ks_established, 1.0);
     // A constant score: every pair tied, AUROC 1/2 everywhere, interval [1/2, 1/2], KS 0.
     const CandidateResult& c = report.results[1];
     for (const GroupResult& g : c.groups) {
@@ -98,6 +100,34 @@ TEST(SweepStats, AurocIntervalsAndKsPerGroup) {
         EXPECT_DOUBLE_EQ(g.ci->hi, 0.5);
     }
     EXPECT_DOUBLE_EQ(c.ks, 0.0);
+    EXPECT_DOUBLE_EQ(c.ks_novel, 0.0);
+    EXPECT_DOUBLE_EQ(c.ks_established, 0.0);
+}
+
+TEST(SweepStats, KsWithinEachLabel) {
+    // Group a: novel {1, 2}, established {0, 0}; group b: novel {1, 2}, established {5, 6}.
+    // Among the novel ideas the groups agree (KS 0); among the established ones they do not
+    // overlap (KS 1). Over all ideas, a = {0, 0, 1, 2} and b = {1, 2, 5, 6}: at x = 0, 1 and 2
+    // F_a - F_b = 1/2, at x = 5 1/4: KS 1/2.
+    std::vector<SweepCandidate> candidates{{"score", "test", {1, 2, 0, 0, 1, 2, 5, 6}, true}};
+    const std::vector<int> labels{1, 1, 0, 0, 1, 1, 0, 0};
+    const std::vector<std::string> groups{"a", "a", "a", "a", "b", "b", "b", "b"};
+    SweepOptions options;
+    options.bootstrap = 10;
+    options.folds = 2;
+    options.logistic_features.clear();
+    const CandidateResult r = evaluate_sweep(candidates, labels, groups, options).results[0];
+    EXPECT_DOUBLE_EQ(r.ks, 0.5);
+    EXPECT_DOUBLE_EQ(r.ks_novel, 0.0);
+    EXPECT_DOUBLE_EQ(r.ks_established, 1.0);
+
+    // Group b without an established idea: no pair of groups to compare among those (NaN).
+    std::vector<SweepCandidate> one_sided{{"score", "test", {1, 2, 0, 0, 3, 4}, true}};
+    const std::vector<int> labels2{1, 1, 0, 0, 1, 1};
+    const std::vector<std::string> groups2{"a", "a", "a", "a", "b", "b"};
+    const CandidateResult s = evaluate_sweep(one_sided, labels2, groups2, options).results[0];
+    EXPECT_DOUBLE_EQ(s.ks_novel, 1.0);
+    EXPECT_TRUE(std::isnan(s.ks_established));
 }
 
 TEST(SweepStats, WinnerIsChosenOnTrainingFoldsOnly) {

@@ -93,6 +93,11 @@ struct GroupResult {
 struct CandidateResult {
     std::vector<GroupResult> groups;
     double ks = 0;     ///< the largest KS statistic between two groups' scores (NaN with < 2 groups)
+    /// The same, among the novel ideas only (label 1) and among the others only (label 0): a score
+    /// on the same scale in every group keeps these small even when the groups' ideas are not
+    /// equally easy to tell apart (which alone moves `ks`). NaN when no two groups both hold
+    /// ideas of that label.
+    double ks_novel = 0, ks_established = 0;
     double worst = 0;  ///< the smallest AUROC over "all" and every group (NaN when one is missing)
 };
 
