@@ -175,6 +175,11 @@ double dot(const float* a, const float* b, std::size_t dim) {
     return sum;
 }
 
+// Means closer than this are a tie (the earlier member wins): the float32 vectors of two copies
+// of one text can differ in their last bits, and the two means of a pair, equal in exact
+// arithmetic, are computed in different orders; neither should pick the representative.
+constexpr double central_tie_tolerance = 1e-6;
+
 // Mean similarities, representatives and similarities to them, cluster by cluster. The mean of
 // member i is (x_i . s - x_i . x_i) / (size - 1) with s the sum of the cluster's vectors, so the
 // work is linear in the members.
@@ -210,11 +215,12 @@ void summarise(const std::vector<float>& x, std::size_t dim, const std::vector<s
             for (std::size_t d = 0; d < dim; ++d) to_sum += v[d] * sum[d];
             const double mean = (to_sum - dot(v, v, dim)) / static_cast<double>(size - 1);
             result.mean_sim[first[j]] = std::clamp(mean, -1.0, 1.0);  // copies can round above 1
-            if (options.representative == Representative::central && mean > best) {
-                best = mean;
-                result.representative[c] = first[j];
-            }
+            best = std::max(best, result.mean_sim[first[j]]);
         }
+        if (options.representative == Representative::central)
+            result.representative[c] = *std::find_if(first, first + size, [&](std::size_t i) {
+                return result.mean_sim[i] >= best - central_tie_tolerance;
+            });
         const float* rep = x.data() + compact_of[result.representative[c]] * dim;
         for (std::size_t j = 0; j < size; ++j)
             if (first[j] != result.representative[c])

@@ -15,7 +15,8 @@ namespace novelty {
 
 /// How a cluster's representative is chosen.
 enum class Representative {
-    /// The member with the highest mean similarity to the other members; ties to the lower index.
+    /// The member with the highest mean similarity to the other members; means within 1e-6 of
+    /// the highest are a tie, won by the lowest index (float32 rounding does not pick it).
     central,
     /// The member with the lowest index (the first in input order).
     first,
