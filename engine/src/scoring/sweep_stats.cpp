@@ -41,7 +41,8 @@ void gather(std::span<const double> scores, std::span<const int> labels, std::sp
         }
 }
 
-/// The largest KS statistic between two groups, over the used items.
+/// The largest KS statistic between two groups, over the used items; NaN when no two groups
+/// both hold a used item (or with fewer than two groups).
 double max_group_ks(std::span<const double> scores, std::span<const std::string> groups, std::span<const char> use,
                     const std::vector<std::string>& names) {
     if (names.size() < 2) return nan_value;
@@ -49,20 +50,6 @@ double max_group_ks(std::span<const double> scores, std::span<const std::string>
     for (std::size_t i = 0; i < scores.size(); ++i)
         if (use.empty() || use[i])
             by_group[std::lower_bound(names.begin(), names.end(), groups[i]) - names.begin()].push_back(scores[i]);
-    double worst = 0;
-    for (std::size_t a = 0; a < names.size(); ++a)
-        for (std::size_t b = a + 1; b < names.size(); ++b) worst = std::max(worst, ks_statistic(by_group[a], by_group[b]));
-    return worst;
-}
-
-/// The largest KS statistic between two groups among the items of one label; NaN when no two
-/// groups both hold items of it.
-double max_group_ks_of_label(std::span<const double> scores, std::span<const int> labels,
-                             std::span<const std::string> groups, int label, const std::vector<std::string>& names) {
-    if (names.size() < 2) return nan_value;
-    std::vector<std::vector<double>> by_group(names.size());
-    for (std::size_t i = 0; i < scores.size(); ++i)
-        if (labels[i] == label) by_group[std::lower_bound(names.begin(), names.end(), groups[i]) - names.begin()].push_back(scores[i]);
     double worst = nan_value;
     for (std::size_t a = 0; a < names.size(); ++a)
         for (std::size_t b = a + 1; b < names.size(); ++b) {
@@ -70,6 +57,14 @@ double max_group_ks_of_label(std::span<const double> scores, std::span<const int
             if (!std::isnan(ks) && (std::isnan(worst) || ks > worst)) worst = ks;
         }
     return worst;
+}
+
+/// max_group_ks among the items of one label only.
+double max_group_ks_of_label(std::span<const double> scores, std::span<const int> labels,
+                             std::span<const std::string> groups, int label, const std::vector<std::string>& names) {
+    std::vector<char> use(scores.size());
+    for (std::size_t i = 0; i < scores.size(); ++i) use[i] = labels[i] == label;
+    return max_group_ks(scores, groups, use, names);
 }
 
 /// The worst AUROC over every item used and each group's; NaN when one has no value.

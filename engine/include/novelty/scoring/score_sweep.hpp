@@ -92,7 +92,7 @@ struct GroupResult {
 
 struct CandidateResult {
     std::vector<GroupResult> groups;
-    double ks = 0;     ///< the largest KS statistic between two groups' scores (NaN with < 2 groups)
+    double ks = 0;     ///< the largest KS statistic between two groups' scores (NaN when no two groups hold a score)
     /// The same, among the novel ideas only (label 1) and among the others only (label 0): a score
     /// on the same scale in every group keeps these small even when the groups' ideas are not
     /// equally easy to tell apart (which alone moves `ks`). NaN when no two groups both hold
