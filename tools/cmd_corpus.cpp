@@ -57,9 +57,9 @@ int run_import(const ImportArgs& args) {
     options.skip_invalid = args.skip_invalid;
     host::ProgressBar bar("import", "papers", args.quiet);
     std::size_t n_files = options.sources.size();
-    std::size_t read = 0;  // the later stages report no count: they work on every paper read
+    std::size_t records_read = 0;  // the later stages report no count: they work on every paper read
     options.on_progress = [&](const ImportProgress& p) {
-        read = std::max(read, p.records);
+        records_read = std::max(records_read, p.records);
         if (p.stage == "reading") {
             // A pipe has no size: say how much was read instead of a percentage.
             const std::string read = p.file_bytes ? std::to_string(100 * p.bytes_read / p.file_bytes) + "% read"
@@ -68,7 +68,7 @@ int run_import(const ImportArgs& args) {
                 "(file " + std::to_string(p.file_index + 1) + "/" + std::to_string(n_files) + ", " + read + ")";
             bar.update(p.records, 0, note);
         } else {
-            bar.update(read, 0, "(" + p.stage + ")");
+            bar.update(records_read, 0, "(" + p.stage + ")");
         }
     };
     options.on_skip = [&](const SkippedRecord& s) {

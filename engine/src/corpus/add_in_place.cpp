@@ -19,9 +19,7 @@ namespace novelty::import_detail {
 namespace fs = std::filesystem;
 
 std::string read_generation(SqliteDb& db) {
-    auto table = db.prepare("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'corpus_generation'");
-    table.step();
-    if (table.column_int(0) == 0) return "";
+    if (!has_table(db, "corpus_generation")) return "";
     auto token = db.prepare("SELECT token FROM main.corpus_generation");
     return token.step() ? token.column_text(0) : "";
 }
@@ -139,14 +137,14 @@ void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<
 }  // namespace
 
 void add_in_place(const ImportOptions& options, const fs::path& dir, const std::function<void(BuiltCorpus&)>& finish) {
-    check_add_options(options, dir);
+    check_import_options(options, dir);
     AddingDir work(dir);
     const std::string staging_path = (work.path() / "staging.sqlite").string();
     {
         // (the corpus was opened and checked before; creation is for the staging file attached)
         SqliteDb db((dir / "papers.sqlite").string(), SqliteDb::Mode::read_write_create);
         std::optional<S2Join> s2;
-        attach_add_staging(db, staging_path, options, s2);
+        attach_staging(db, staging_path, options, s2);
         // The staging pragmas name every schema; the corpus's own file keeps a rollback journal,
         // synced, so that a kill undoes an uncommitted transaction and a commit survives power loss.
         db.exec("PRAGMA main.journal_mode = DELETE; PRAGMA main.synchronous = FULL;");

@@ -76,9 +76,8 @@ Corpus Corpus::open(const std::string& dir, Part part) {
     check_generation(dir, *impl->db, m.papers_generation);
     {
         // (keyed layout: the narrow row table, not the papers view, whose join costs a lookup a row)
-        auto keyed = impl->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
-        keyed.step();
-        auto count = impl->db->prepare(keyed.column_int(0) > 0 ? "SELECT count(*) FROM paper_rows" : "SELECT count(*) FROM papers");
+        auto count = impl->db->prepare(has_table(*impl->db, "paper_rows") ? "SELECT count(*) FROM paper_rows"
+                                                                          : "SELECT count(*) FROM papers");
         count.step();
         const auto rows = static_cast<std::size_t>(count.column_int(0));
         if (rows != m.count)

@@ -204,11 +204,7 @@ bool keyed_layout(const std::string& dir) {
 // The papers listed as left unembedded that are rows now (a later add gave their vectors) leave
 // papers.sqlite's unembedded table, and the manifest's count and first ids are the table's.
 void recount_unembedded(SqliteDb& db, CorpusManifest& m) {
-    {
-        auto listed = db.prepare("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'unembedded'");
-        listed.step();
-        if (listed.column_int(0) == 0) return;
-    }
+    if (!has_table(db, "unembedded")) return;
     db.exec("DELETE FROM main.unembedded WHERE EXISTS (SELECT 1 FROM main.papers p WHERE p.id = unembedded.id)");
     auto count = db.prepare("SELECT count(*) FROM main.unembedded");
     count.step();

@@ -117,7 +117,11 @@ void check_only_corpus_files(const fs::path& out) {
                      "overwrite");
 }
 
-void check_options(const ImportOptions& options, const fs::path& out) {
+}  // namespace
+
+namespace import_detail {
+
+void check_import_options(const ImportOptions& options, const fs::path& out) {
     if (options.sources.empty()) throw UsageError("no input files: give at least one", "in");
     if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     for (const auto& source : options.sources) {
@@ -136,6 +140,10 @@ void check_options(const ImportOptions& options, const fs::path& out) {
         check_only_corpus_files(out);
     }
 }
+
+}  // namespace import_detail
+
+namespace {
 
 // The staging table of the records read (the papers, and with a base, what replaces them).
 void create_staging(SqliteDb& db) {
@@ -164,7 +172,11 @@ void order_and_index(SqliteDb& db, const ImportOptions& options) {
     import_detail::index_papers_layout(db);
 }
 
-void fill_stats(SqliteDb& db, CorpusManifest& m) {
+}  // namespace
+
+namespace import_detail {
+
+void fill_corpus_stats(SqliteDb& db, CorpusManifest& m) {
     auto one = [&](const std::string& sql) {
         auto q = db.prepare(sql);
         q.step();
@@ -193,7 +205,20 @@ void fill_stats(SqliteDb& db, CorpusManifest& m) {
     m.n_venues = static_cast<std::size_t>(one("SELECT count(DISTINCT venue) FROM " + papers).column_int(0));
 }
 
-}  // namespace
+// Attaches an empty staging database at `staging_path` to `db`, and starts the s2 join when a
+// source is in the s2 format.
+void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
+                    std::optional<S2Join>& s2) {
+    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
+    attach.bind(1, staging_path);
+    attach.step();
+    create_staging(db);
+    if (std::any_of(options.sources.begin(), options.sources.end(),
+                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
+        s2.emplace(db, options.sources);
+}
+
+}  // namespace import_detail
 
 namespace {
 
@@ -211,19 +236,6 @@ struct Built {
     std::size_t unmatched_abstracts = 0;
 };
 
-// Attaches an empty staging database at `staging_path` to `db`, and starts the s2 join when a
-// source is in the s2 format.
-void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
-                    std::optional<import_detail::S2Join>& s2) {
-    SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
-    attach.bind(1, staging_path);
-    attach.step();
-    create_staging(db);
-    if (std::any_of(options.sources.begin(), options.sources.end(),
-                    [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
-        s2.emplace(db, options.sources);
-}
-
 // corpus add by rebuild: the papers the base corpus left without a vector stay listed in its
 // unembedded table, as an incremental add keeps them (a paper the new files leave unembedded
 // again keeps the new files' record).
@@ -231,13 +243,7 @@ void carry_base_unembedded(SqliteDb& db, const std::string& base_dir) {
     SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS base");
     attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
     attach.step();
-    bool listed = false;
-    {
-        auto has = db.prepare("SELECT count(*) FROM base.sqlite_master WHERE type = 'table' AND name = 'unembedded'");
-        has.step();
-        listed = has.column_int(0) > 0;
-    }
-    if (listed)
+    if (has_table(db, "unembedded", "base"))
         db.exec("CREATE TABLE IF NOT EXISTS main.unembedded (id TEXT NOT NULL PRIMARY KEY, title TEXT NOT NULL, date TEXT);"
                 "INSERT OR IGNORE INTO main.unembedded (id, title, date) SELECT id, title, date FROM base.unembedded;");
     db.exec("DETACH DATABASE base");
@@ -251,12 +257,12 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     const std::string staging_path = (work / "staging.sqlite").string();
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
     std::optional<import_detail::S2Join> s2;
-    attach_staging(db, staging_path, options, s2);
+    import_detail::attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
     if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
-    fill_stats(db, built.manifest);
+    import_detail::fill_corpus_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
         built.unmatched_abstracts = s2->n_unmatched_abstracts();
@@ -284,7 +290,7 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     kill_point("add:papers-copied");
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
     std::optional<import_detail::S2Join> s2;
-    attach_staging(db, staging_path, options, s2);
+    import_detail::attach_staging(db, staging_path, options, s2);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);
     if (s2) import_detail::check_s2_side_records(db);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
@@ -297,7 +303,7 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     built.manifest.papers_generation = import_detail::new_generation();
     import_detail::write_generation(db, built.manifest.papers_generation);
     db.exec("COMMIT");
-    fill_stats(db, built.manifest);
+    import_detail::fill_corpus_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
         built.unmatched_abstracts = s2->n_unmatched_abstracts();
@@ -342,22 +348,13 @@ void record_reading(CorpusManifest& manifest, const Reading& reading) {
     manifest.skipped.insert(manifest.skipped.end(), reading.skipped_first.begin(), reading.skipped_first.end());
 }
 
-void check_add_options(const ImportOptions& options, const fs::path& out) { check_options(options, out); }
-
-void attach_add_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
-                        std::optional<S2Join>& s2) {
-    attach_staging(db, staging_path, options, s2);
-}
-
-void fill_corpus_stats(SqliteDb& db, CorpusManifest& manifest) { fill_stats(db, manifest); }
-
 ImportSummary import_onto(const ImportOptions& options, const std::string& base_dir,
                           const std::function<void(BuiltCorpus&)>& finish, bool incremental) {
     if (options.out_dir.empty()) throw UsageError("no output directory: give one", "out");
     const fs::path out = corpus_dir_path(options.out_dir);
     recover_interrupted_import(out);
     recover_interrupted_add_waiting(out);
-    check_options(options, out);
+    check_import_options(options, out);
     fs::create_directories(out.parent_path());
     WorkDir work(out);
     Built built;

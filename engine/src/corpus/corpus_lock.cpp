@@ -55,45 +55,42 @@ CorpusLock::~CorpusLock() {
     ::close(fd_);
 }
 
+bool CorpusLock::borrow_if_held_here() {
+    std::lock_guard<std::mutex> guard(registry_mutex);
+    if (mode_ != Mode::none || !held_registry().count({dev_, ino_})) return false;
+    mode_ = Mode::borrowed;
+    return true;
+}
+
+void CorpusLock::mark_exclusive() {
+    mode_ = Mode::exclusive;
+    std::lock_guard<std::mutex> guard(registry_mutex);
+    held_registry().insert({dev_, ino_});
+}
+
 bool CorpusLock::try_exclusive() {
     if (mode_ == Mode::exclusive) return true;
     if (flock_retrying(fd_, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK || unsupported(errno)) return false;
         throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
     }
-    mode_ = Mode::exclusive;
-    std::lock_guard<std::mutex> guard(registry_mutex);
-    held_registry().insert({dev_, ino_});
+    mark_exclusive();
     return true;
 }
 
 void CorpusLock::exclusive_waiting() {
     if (mode_ == Mode::exclusive || mode_ == Mode::borrowed) return;
-    {
-        std::lock_guard<std::mutex> guard(registry_mutex);
-        if (mode_ == Mode::none && held_registry().count({dev_, ino_})) {
-            mode_ = Mode::borrowed;
-            return;
-        }
-    }
+    if (borrow_if_held_here()) return;
     if (flock_retrying(fd_, LOCK_EX) != 0) {
         if (unsupported(errno)) return;
         throw Error(dir_.string() + ": cannot lock the corpus directory: " + std::strerror(errno));
     }
-    mode_ = Mode::exclusive;
-    std::lock_guard<std::mutex> guard(registry_mutex);
-    held_registry().insert({dev_, ino_});
+    mark_exclusive();
 }
 
 void CorpusLock::shared() {
     if (mode_ == Mode::shared || mode_ == Mode::borrowed) return;
-    {
-        std::lock_guard<std::mutex> guard(registry_mutex);
-        if (mode_ == Mode::none && held_registry().count({dev_, ino_})) {
-            mode_ = Mode::borrowed;
-            return;
-        }
-    }
+    if (borrow_if_held_here()) return;
     if (mode_ == Mode::exclusive) {
         std::lock_guard<std::mutex> guard(registry_mutex);
         held_registry().erase({dev_, ino_});

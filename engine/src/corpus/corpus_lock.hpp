@@ -37,6 +37,11 @@ public:
 
 private:
     enum class Mode { none, shared, exclusive, borrowed };
+    /// Another lock object of this process holds the exclusive lock on the directory: this one
+    /// passes as `borrowed` (taking nothing). False when it does not, or this one holds a mode.
+    bool borrow_if_held_here();
+    /// Records the exclusive flock just taken (mode and the process's registry).
+    void mark_exclusive();
     std::filesystem::path dir_;
     int fd_ = -1;
     unsigned long long dev_ = 0, ino_ = 0;

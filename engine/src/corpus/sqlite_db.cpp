@@ -103,4 +103,11 @@ const void* SqliteStatement::column_blob(int column, std::size_t& n_bytes) const
     return data;
 }
 
+bool has_table(SqliteDb& db, const std::string& name, const std::string& schema) {
+    auto q = db.prepare("SELECT count(*) FROM " + schema + ".sqlite_master WHERE type = 'table' AND name = ?");
+    q.bind(1, name);
+    q.step();
+    return q.column_int(0) > 0;
+}
+
 }  // namespace novelty

@@ -34,6 +34,9 @@ private:
     std::string path_;
 };
 
+/// True when `schema` ("main", an attached name such as "base") of `db` has a table `name`.
+bool has_table(SqliteDb& db, const std::string& name, const std::string& schema = "main");
+
 class SqliteStatement {
 public:
     SqliteStatement(SqliteDb& db, const std::string& sql);

@@ -75,17 +75,13 @@ Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Imp
     const std::string path = (std::filesystem::path(corpus_dir) / "papers.sqlite").string();
     if (!std::filesystem::exists(path)) throw CorpusError(corpus_dir + ": papers.sqlite is missing");
     impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::read_only);
-    auto has_fts = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE name = 'papers_fts'");
-    has_fts.step();
-    if (has_fts.column_int(0) == 0)
+    if (!has_table(*impl_->db, "papers_fts"))
         throw CorpusError(corpus_dir + ": papers.sqlite has no full-text index (papers_fts); import the corpus again "
                                        "with 'novelty corpus import' to build it");
     // bm25() is negative, lower is better; ties go by corpus row. In the keyed layout the
     // index's rowid is the paper's stable key and paper_rows gives its row; in corpora of the
     // older layout the rowid is the row.
-    auto keyed = impl_->db->prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
-    keyed.step();
-    impl_->keyed = keyed.column_int(0) > 0;
+    impl_->keyed = has_table(*impl_->db, "paper_rows");
     if (impl_->keyed) {
         auto keys = impl_->db->prepare("SELECT row, key FROM paper_rows ORDER BY row");
         while (keys.step()) {

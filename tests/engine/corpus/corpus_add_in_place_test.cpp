@@ -55,6 +55,12 @@ AddPapersOptions add_of(const std::string& file) {
     return options;
 }
 
+// No work folder or intent record of an add (c.adding-PID, c.tmp-...) is left beside the corpus c.
+void expect_nothing_beside_the_corpus(const TempDir& tmp) {
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+}
+
 ino_t inode_of(const std::string& path) {
     struct stat st {};
     EXPECT_EQ(::stat(path.c_str(), &st), 0);
@@ -102,8 +108,7 @@ TEST(CorpusAddInPlace, UpdatesPapersSqliteInPlaceAndRecordsTheGeneration) {
     EXPECT_EQ(corpus.size(), 25u);
     EXPECT_EQ(corpus.manifest().papers_generation.size(), 32u);
     EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), corpus.manifest().papers_sha256);
-    for (const auto& entry : fs::directory_iterator(tmp.path()))
-        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+    expect_nothing_beside_the_corpus(tmp);
 }
 
 TEST(CorpusAddInPlace, ACorpusOpenElsewhereIsAddedToThroughACopyAndItsReaderKeepsItsView) {
@@ -253,8 +258,7 @@ TEST(CorpusAddInPlace, AKillBeforeTheCommitIsRolledBackEvenWhenPagesReachedTheFi
     EXPECT_EQ(corpus.manifest().papers_generation, "");
     EXPECT_EQ(corpus.size(), 20u);
     EXPECT_FALSE(fs::exists(dir + "/papers.sqlite-journal"));
-    for (const auto& entry : fs::directory_iterator(tmp.path()))
-        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+    expect_nothing_beside_the_corpus(tmp);
 }
 
 TEST(CorpusAddInPlace, AKillAfterTheCommitIsRolledForward) {
@@ -264,8 +268,7 @@ TEST(CorpusAddInPlace, AKillAfterTheCommitIsRolledForward) {
     const Corpus corpus = Corpus::open(dir);
     EXPECT_EQ(corpus.manifest().papers_generation, "beefbeefbeefbeefbeefbeefbeefbeef");
     EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), corpus.manifest().papers_sha256);
-    for (const auto& entry : fs::directory_iterator(tmp.path()))
-        EXPECT_EQ(entry.path().filename().string().find("c."), std::string::npos) << "left behind: " << entry.path();
+    expect_nothing_beside_the_corpus(tmp);
 }
 
 TEST(CorpusAddInPlace, PapersOfAnotherGenerationThanTheManifestAreRefused) {

@@ -173,30 +173,12 @@ void index_cache(const std::string& dir, std::size_t q, std::size_t k) {
     cached_self_join(c, *idx, c.size(), q, k);
 }
 
-// Rewrites the corpus in `dir` into format version 1's layout (a row-keyed papers table, an
-// aliases table, a full-text index whose rowid is the row), as corpora imported before the
-// keyed layout have it.
+// Rewrites the corpus in `dir` into format version 1's layout (tests/fixtures/version_1_layout.sql),
+// as corpora imported before the keyed layout have it.
 void to_version_1_layout(const std::string& dir) {
     {
         SqliteDb db((fs::path(dir) / "papers.sqlite").string(), SqliteDb::Mode::read_write_create);
-        db.exec(R"sql(
-            CREATE TABLE old_papers (
-                row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT NOT NULL, abstract TEXT NOT NULL,
-                date TEXT, sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER,
-                extra TEXT NOT NULL, input_row INTEGER NOT NULL);
-            INSERT INTO old_papers SELECT row, id, title, abstract, date, sort_date, year, field, venue, citations,
-                                          extra, input_row FROM papers;
-            CREATE TABLE old_aliases (alias TEXT NOT NULL PRIMARY KEY, row INTEGER NOT NULL) WITHOUT ROWID;
-            INSERT INTO old_aliases SELECT alias, row FROM aliases;
-            DROP VIEW aliases; DROP VIEW papers; DROP TABLE papers_fts;
-            DROP TABLE paper_aliases; DROP TABLE paper_rows; DROP TABLE paper_data;
-            ALTER TABLE old_papers RENAME TO papers;
-            ALTER TABLE old_aliases RENAME TO aliases;
-            CREATE INDEX papers_sort_date ON papers (sort_date);
-            CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, content='papers', content_rowid='row');
-            INSERT INTO papers_fts (papers_fts) VALUES ('rebuild');
-            VACUUM;
-        )sql");
+        db.exec(test::read_file(std::string(NOVELTY_FIXTURES_DIR) + "/version_1_layout.sql"));
     }
     CorpusManifest m = read_manifest(dir);
     const std::string path = (fs::path(dir) / "papers.sqlite").string();

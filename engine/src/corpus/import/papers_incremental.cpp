@@ -146,7 +146,7 @@ std::vector<std::int64_t> renumber_rows(SqliteDb& db, std::int64_t first_key) {
 
 void check_s2_side_records(SqliteDb& db) {
     for (const char* table : {"s2_abstracts", "s2_vectors"}) {
-        const std::string exists = count_of(db, std::string("SELECT count(*) FROM staging.sqlite_master WHERE name = '") + table + "'") > 0
+        const std::string exists = has_table(db, table, "staging")
                                        ? std::string("SELECT count(*) FROM staging.") + table + " t WHERE "
                                              "NOT EXISTS (SELECT 1 FROM staging.staging s WHERE s.id = t.corpusid) AND "
                                              "EXISTS (SELECT 1 FROM main.paper_data d WHERE d.id = t.corpusid AND "

@@ -72,9 +72,7 @@ void insert_staged_aliases(SqliteDb& db, std::int64_t first_key) {
 }
 
 bool has_keyed_layout(SqliteDb& db, const std::string& schema) {
-    auto q = db.prepare("SELECT count(*) FROM " + schema + ".sqlite_master WHERE type = 'table' AND name = 'paper_rows'");
-    q.step();
-    return q.column_int(0) > 0;
+    return has_table(db, "paper_rows", schema);
 }
 
 }  // namespace novelty::import_detail

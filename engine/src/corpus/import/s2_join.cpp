@@ -9,11 +9,6 @@
 
 namespace novelty::import_detail {
 
-namespace {
-
-
-}  // namespace
-
 S2Join::S2Join(SqliteDb& db, const std::vector<ImportSource>& sources)
     : db_(db),
       sources_(sources),
