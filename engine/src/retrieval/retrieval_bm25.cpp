@@ -87,7 +87,8 @@ Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Imp
         while (keys.step()) {
             const std::int64_t row = keys.column_int(0), key = keys.column_int(1);
             if (key < 0 || row != static_cast<std::int64_t>(impl_->max_key.size()))
-                throw CorpusError(corpus_dir + ": papers.sqlite's paper_rows is not numbered 0, 1, ... with keys");
+                throw CorpusError(corpus_dir + ": papers.sqlite is damaged (its paper_rows table is not numbered 0, 1, ... "
+                                               "with keys); import the corpus again");
             if (static_cast<std::size_t>(key) >= impl_->row_of_key.size()) impl_->row_of_key.resize(static_cast<std::size_t>(key) + 1, -1);
             impl_->row_of_key[static_cast<std::size_t>(key)] = row;
             impl_->max_key.push_back(std::max(key, impl_->max_key.empty() ? std::int64_t{-1} : impl_->max_key.back()));
