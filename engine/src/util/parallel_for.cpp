@@ -51,23 +51,40 @@ void parallel_for_blocks(std::size_t n_blocks, std::size_t threads, const std::f
         if (--running == 0) finished.notify_all();
     };
 
+    // Every thread started is joined before this returns or throws, also when starting one or
+    // the progress callback throws: a joinable std::thread destroyed in unwinding would end the
+    // process (std::terminate).
+    auto stop_with = [&](std::exception_ptr e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::move(e);
+        failed = true;
+    };
     std::vector<std::thread> workers;
-    workers.reserve(threads - 1);
-    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+    workers.reserve(threads);
+    try {
+        for (std::size_t t = progress ? 0 : 1; t < threads; ++t) workers.emplace_back(work);
+    } catch (...) {
+        stop_with(std::current_exception());
+        std::lock_guard<std::mutex> lock(mutex);
+        running -= threads - workers.size() - (progress ? 0 : 1);
+    }
     if (!progress) {
         work();
     } else {
-        // The calling thread reports progress while the workers run, then joins in.
-        std::thread last(work);
+        // The calling thread reports progress while the workers run. A callback that throws stops
+        // the work: the remaining blocks are skipped, the running ones finish, and it is rethrown.
         std::unique_lock<std::mutex> lock(mutex);
         while (running > 0) {
             finished.wait_for(lock, std::chrono::milliseconds(200));
+            if (failed.load() || running == 0) continue;
             lock.unlock();
-            progress(done.load(), n_blocks);
+            try {
+                progress(done.load(), n_blocks);
+            } catch (...) {
+                stop_with(std::current_exception());
+            }
             lock.lock();
         }
-        lock.unlock();
-        last.join();
     }
     for (auto& worker : workers) worker.join();
     if (error) std::rethrow_exception(error);

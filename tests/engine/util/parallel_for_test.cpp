@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace novelty {
@@ -20,6 +22,35 @@ TEST(ParallelFor, RunsEveryBlockOnceAndRethrowsAFailure) {
                                          if (block == 37) throw std::runtime_error("block 37");
                                      }),
                  std::runtime_error);
+}
+
+// A progress callback that throws stops the work and is rethrown once every thread has ended (a
+// thread left joinable would end the process). Blocks from 10 on wait until the callback has
+// thrown, so it is called while work remains; after it, no block starts.
+TEST(ParallelFor, AProgressCallbackThatThrowsStopsTheWorkAndIsRethrown) {
+    std::atomic<bool> thrown{false};
+    std::atomic<int> started{0};
+    const auto fn = [&](std::size_t block) {
+        started.fetch_add(1);
+        while (block >= 10 && !thrown.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    const auto progress = [&](std::size_t, std::size_t total) {
+        if (total == 0 || thrown.exchange(true)) return;
+        throw std::runtime_error("stop");
+    };
+    EXPECT_THROW(parallel_for_blocks(1000, 2, fn, progress), std::runtime_error);
+    EXPECT_TRUE(thrown.load());
+    EXPECT_LE(started.load(), 12);  // the first 10, and one waiting block per thread
+}
+
+// A callback that throws only at the end (the last call, after every block) is rethrown too.
+TEST(ParallelFor, AProgressCallbackThatThrowsAtTheEndIsRethrown) {
+    std::atomic<int> runs{0};
+    const auto progress = [&](std::size_t done, std::size_t total) {
+        if (done == total) throw std::runtime_error("end");
+    };
+    EXPECT_THROW(parallel_for_blocks(50, 2, [&](std::size_t) { runs.fetch_add(1); }, progress), std::runtime_error);
+    EXPECT_EQ(runs.load(), 50);
 }
 
 TEST(ParallelCopy, CopiesEveryByteOfSmallAndSplitSizes) {
