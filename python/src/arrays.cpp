@@ -77,24 +77,4 @@ nb::ndarray<nb::numpy, std::int64_t> int_array(std::vector<std::int64_t>&& value
     return nb::ndarray<nb::numpy, std::int64_t>(owned->data(), {rows, cols}, owner_of(owned));
 }
 
-ProgressFn progress_callback(nb::object callback) {
-    if (callback.is_none()) return {};
-    auto shared = std::make_shared<nb::object>(std::move(callback));
-    // The engine may drop the function on a thread without the GIL: release the object with it.
-    auto holder = std::shared_ptr<nb::object>(new nb::object(*shared), [](nb::object* o) {
-        nb::gil_scoped_acquire gil;
-        delete o;
-    });
-    shared.reset();
-    return [holder](std::size_t done, std::size_t total) {
-        nb::gil_scoped_acquire gil;
-        try {
-            (*holder)(done, total);
-        } catch (nb::python_error& e) {
-            const std::string message = std::string("the progress callback raised: ") + e.what();
-            throw Error(message);
-        }
-    };
-}
-
 }  // namespace novelty::python

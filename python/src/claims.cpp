@@ -13,7 +13,7 @@ namespace {
 
 struct ClaimsHandle {
     std::unique_ptr<host::ClaimsService> service;
-    std::mutex mutex;
+    CallLock mutex{"the claims checker"};
 };
 
 struct ClaimsConfig {
@@ -46,7 +46,7 @@ ClaimsHandle* make_checker(const std::string& corpus_dir, EmbedderHandle& embedd
     options.max_text_bytes = static_cast<std::size_t>(-1);
     std::unique_ptr<Embedder> owned;
     {
-        std::lock_guard<std::mutex> lock(embedder.mutex);
+        std::lock_guard<CallLock> lock(embedder.mutex);
         owned = std::move(embedder.embedder);
     }
     if (!owned) throw UsageError("the embedder was already given to another checker", "embedder");
@@ -62,22 +62,14 @@ ClaimsHandle* make_checker(const std::string& corpus_dir, EmbedderHandle& embedd
 }
 
 /// Runs one request body ({"proposals": [...], "cutoff"?, "exclude"?, "pool"?, "judge"?}); returns
-/// the job's JSON result. progress(stage, done, total) is called with the GIL taken.
+/// the job's JSON result. progress(stage, done, total) is called as progress_callback's are (the
+/// GIL taken, Ctrl-C noticed, its exception carried out as itself).
 std::string check(ClaimsHandle& h, const std::string& body, nb::object progress) {
-    auto callback = std::make_shared<nb::object>(std::move(progress));
-    host::JobProgressFn on_progress = [callback](const std::string& stage, std::size_t done, std::size_t total) {
-        nb::gil_scoped_acquire gil;
-        if (callback->is_none()) return;
-        try {
-            (*callback)(stage, done, total);
-        } catch (nb::python_error& e) {
-            throw Error(std::string("the progress callback raised: ") + e.what());
-        }
-    };
+    host::JobProgressFn on_progress = stage_progress_callback(std::move(progress));
     std::string result;
     {
         nb::gil_scoped_release release;
-        std::lock_guard<std::mutex> lock(h.mutex);
+        std::lock_guard<CallLock> lock(h.mutex);
         auto job = h.service->make_job(body);
         result = job(on_progress);
     }

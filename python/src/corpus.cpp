@@ -102,7 +102,7 @@ std::size_t embed_corpus_py(const std::string& dir, EmbedderHandle& e, std::size
     options.dtype = dtype == "f16" ? DType::f16 : DType::f32;
     options.on_progress = progress_callback(progress);
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(e.mutex);
+    std::lock_guard<CallLock> lock(e.mutex);
     return embed_corpus(dir, *e.embedder, options);
 }
 

@@ -56,7 +56,7 @@ nb::ndarray<nb::numpy, float> embed(EmbedderHandle& h, const std::vector<std::st
     std::size_t dim = 0;
     {
         nb::gil_scoped_release release;
-        std::lock_guard<std::mutex> lock(h.mutex);
+        std::lock_guard<CallLock> lock(h.mutex);
         if (!texts.empty()) values = h.embedder->embed(texts);
         dim = texts.empty() ? h.embedder->dim() : values.size() / texts.size();
     }

@@ -75,7 +75,7 @@ SearchResult search(IndexHandle& h, const AnyArray& queries, std::size_t k,
     TopK top;
     if (q.n > 0) {
         nb::gil_scoped_release release;
-        std::lock_guard<std::mutex> lock(h.mutex);
+        std::lock_guard<CallLock> lock(h.mutex);
         const auto start = std::chrono::steady_clock::now();
         top = h.index->search(s, k);
         h.last_engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -63,12 +63,12 @@ std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder
     RetrievalRanker ranker(
         *h.corpus, settings, modes,
         [&h](const SearchQueries& s, std::size_t depth) {
-            std::lock_guard<std::mutex> lock(h.mutex);
+            std::lock_guard<CallLock> lock(h.mutex);
             return dense_rankings(*h.index, s, depth);
         },
         [embedder](const std::vector<std::string>& texts) {
             if (!embedder) throw UsageError("rewrites ranked densely need an encoder", "embedder");
-            std::lock_guard<std::mutex> lock(embedder->mutex);
+            std::lock_guard<CallLock> lock(embedder->mutex);
             return embedder->embedder->embed(texts);
         });
     const RewritesById rewrites = rewrites_of(source, q, modes);
@@ -76,7 +76,7 @@ std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder
     const std::vector<RankingsByTag> ranked = ranker.rank(RetrievalBatch{q.ids, q.texts, std::move(scopes)}, rewrites);
     const std::vector<std::string> tags = ranker.tags();
     std::vector<std::string> lines;
-    std::lock_guard<std::mutex> lock(*h.corpus_lock);
+    std::lock_guard<CallLock> lock(*h.corpus_lock);
     for (std::size_t i = 0; i < q.ids.size(); ++i)
         lines.push_back(retrieval_record_json(*h.corpus, q.ids[i], q.cutoffs[i], q.row_limit[i], ranked[i], tags, modes,
                                               rewrites));

@@ -107,8 +107,8 @@ std::vector<std::string> score_all(IndexHandle& h, const QueryMatrix& q, const S
                                    nb::object progress) {
     ProgressFn on_progress = progress_callback(std::move(progress));
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> index_lock(h.mutex);
-    std::lock_guard<std::mutex> corpus_lock(*h.corpus_lock);
+    std::lock_guard<CallLock> index_lock(h.mutex);
+    std::lock_guard<CallLock> corpus_lock(*h.corpus_lock);
     return score_locked(h, q, r, s, std::move(on_progress));
 }
 

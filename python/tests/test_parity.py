@@ -71,8 +71,8 @@ def test_retrieve_matches_cli(tmp_path: Path, demo_dir: str, index: novelty.Inde
 
 def test_auroc(demo_dir: str) -> None:
     assert novelty.eval.auroc([0.1, 0.5, 0.5, 0.9], [0, 0, 1, 1])["auroc"] == pytest.approx(0.875)
-    nothing = novelty.eval.auroc([0.1, float("nan")], [0, 0])
-    assert nothing["auroc"] is None and nothing["n_missing"] == 1
+    with pytest.raises(ValueError, match="all 1 scored ideas are labelled 0 .*1 more are missing"):
+        novelty.eval.auroc([0.1, float("nan")], [0, 0])
     with pytest.raises(ValueError):
         novelty.eval.auroc([0.1], [2])
 
