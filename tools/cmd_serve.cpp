@@ -35,6 +35,7 @@ struct ServeArgs {
     DeviceFlags device;
     host::ClaimsServiceOptions claims;  ///< POST /v1/claims: the flags of `novelty claims`
     bool quiet = false;
+    bool no_ui = false;
 };
 
 std::string read_token(const std::string& path) {
@@ -53,6 +54,15 @@ std::string read_token(const std::string& path) {
     return token;
 }
 
+/// Where the web page is (docs/ui.md), when it is served.
+void print_ui_address(const host::ServerOptions& options, int port) {
+    if (!options.ui) return;
+    const std::string host = options.host == "::1" ? "[::1]" : options.host;
+    const std::string from = options.ui_dir.empty() ? "" : " (files read from " + options.ui_dir + ")";
+    std::fprintf(stderr, "novelty serve: the web page: open http://%s:%d/ui/ in a browser%s\n", host.c_str(), port,
+                 from.c_str());
+}
+
 int run_serve(ServeArgs& args) {
     host::ServerOptions options = args.server;
     options.device = args.device.device;
@@ -62,6 +72,7 @@ int run_serve(ServeArgs& args) {
     if (args.max_wait_ms < 0) throw UsageError("--max-wait-ms must not be negative");
     options.max_wait = std::chrono::microseconds(static_cast<long long>(args.max_wait_ms * 1000));
     if (args.no_batching) options.max_batch = 1;
+    options.ui = !args.no_ui;
     options.header_timeout = std::chrono::milliseconds(static_cast<long long>(args.header_timeout_s * 1000));
     options.body_timeout = std::chrono::milliseconds(static_cast<long long>(args.body_timeout_s * 1000));
     options.on_log = [quiet = args.quiet](const std::string& message) {
@@ -122,6 +133,7 @@ int run_serve(ServeArgs& args) {
                          "Ctrl-C stops\n",
                  options.corpus_dir.c_str(), options.host.c_str(), server.port(),
                  options.token.empty() ? "no auth" : "bearer token required", options.max_batch, args.max_wait_ms);
+    print_ui_address(options, server.port());
     int received = 0;
     sigwait(&signals, &received);
     std::fprintf(stderr, "novelty serve: %s: finishing %zu request(s) in flight, then stopping\n",
@@ -191,6 +203,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(0.001, 3600.0));
     add_embedder_flags(*serve, a->embedder);
     add_claims_flags(*serve, *a);
+    serve->add_option("--ui-dir", o.ui_dir,
+                      "Serve the web page's files (index.html, app.js, style.css) from this folder, read on each "
+                      "request, instead of the copies compiled in (for working on the page; docs/ui.md)");
+    serve->add_flag("--no-ui", a->no_ui, "Do not serve the web page at /ui/ (nor the redirect from /)");
     serve->add_flag("-q,--quiet", a->quiet, "No log lines on stderr");
     serve->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_serve(*a); }); });
 }

@@ -6,6 +6,8 @@
 #include "server/server_engine.hpp"
 #include "server/server_metrics.hpp"
 #include "server/server_requests.hpp"
+#include "server/ui_api.hpp"
+#include "server/ui_static.hpp"
 
 #include "novelty/util/error.hpp"
 #include "novelty_host/jobs/job_registry.hpp"
@@ -64,6 +66,8 @@ struct Server::Impl {
     JobRegistry jobs;
     ServerMetrics metrics;
     detail::GuardedHttpServer http;
+    detail::UiApi ui_api;                     ///< /v1/papers, /v1/corpus/rnd, /v1/score-job
+    std::unique_ptr<detail::UiFiles> ui_files;  ///< the page's files; null with options.ui false
     std::thread listener;
     std::atomic<std::size_t> in_flight{0};
     std::atomic<bool> started{false};
@@ -82,7 +86,9 @@ struct Server::Impl {
     }
 
     explicit Impl(ServerOptions given)
-        : options(std::move(given)), engine(options), jobs(options.job_workers), http(limits_of(options)) {
+        : options(std::move(given)), engine(options), jobs(options.job_workers), http(limits_of(options)),
+          ui_api(engine, options) {
+        if (options.ui) ui_files = std::make_unique<detail::UiFiles>(options.ui_dir);
         http.set_payload_max_length(options.max_body_bytes);
         http.set_keep_alive_timeout(2);
         http.set_keep_alive_max_count(1000);
@@ -121,6 +127,7 @@ struct Server::Impl {
             explicit InFlight(std::atomic<std::size_t>& count) : n(count) { ++n; }
             ~InFlight() { --n; }
         } counted(in_flight);
+        res.set_header("X-Content-Type-Options", "nosniff");
         try {
             if (needs_auth && !authorised(req)) {
                 res.status = 401;
@@ -222,6 +229,37 @@ struct Server::Impl {
             });
         });
         not_allowed(R"(/v1/jobs/([0-9A-Za-z]+))", "jobs", "GET");
+        route_ui();
+    }
+
+    /// The web page's files and the endpoints only it needs (host/src/server/ui_*.cpp).
+    void route_ui() {
+        http.Post("/v1/papers", [this](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& reader) {
+            serve("papers", true, req, res, [&] {
+                const std::string body = detail::read_body(req, reader, options.max_body_bytes);
+                res.set_content(ui_api.papers(parse_body(body)), "application/json");
+            });
+        });
+        not_allowed("/v1/papers", "papers", "POST");
+        http.Get("/v1/corpus/rnd", [this](const httplib::Request& req, httplib::Response& res) {
+            serve("corpus_rnd", true, req, res, [&] {
+                nlohmann::json params = nlohmann::json::object();
+                for (const auto& [key, value] : req.params) {
+                    const bool digits = !value.empty() && value.size() < 10 &&
+                                        value.find_first_not_of("0123456789") == std::string::npos;
+                    params[key] = digits ? nlohmann::json(std::stoll(value)) : nlohmann::json(value);
+                }
+                res.set_content(ui_api.rnd_distribution(params), "application/json");
+            });
+        });
+        not_allowed("/v1/corpus/rnd", "corpus_rnd", "GET");
+        if (!ui_files) return;
+        detail::add_ui_static_routes(http, *ui_files, [this](const std::string& endpoint, bool needs_auth,
+                                                             const httplib::Request& req, httplib::Response& res,
+                                                             const std::function<void()>& handle) {
+            serve(endpoint, needs_auth, req, res, handle);
+        });
     }
 
     std::string extra_metrics() const {
@@ -274,7 +312,10 @@ struct Server::Impl {
     }
 };
 
-Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+    detail::UiApi& api = impl_->ui_api;
+    add_progress_job_endpoint("/v1/score-job", "score", [&api](const std::string& body) { return api.score_job(body); });
+}
 
 Server::~Server() { stop(); }
 

@@ -53,6 +53,11 @@ struct ServerOptions {
     std::chrono::microseconds max_wait{2000};
 
     std::size_t job_workers = 1;     ///< threads running jobs
+    /// The web page (docs/ui.md) at /ui/, with / redirecting to it; false = neither is served.
+    bool ui = true;
+    /// Serve the page's files from this folder (read on each request, for development) instead
+    /// of the copies compiled into the binary; empty = the compiled ones.
+    std::string ui_dir;
     /// Makes the encoder for records sent with text (called at most once, on first need);
     /// empty = text is refused and records need a "vector" or a corpus paper id.
     std::function<std::unique_ptr<Embedder>()> make_embedder;

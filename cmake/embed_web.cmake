@@ -1,0 +1,28 @@
+# Writes a C++ source holding each file of the web page (web/index.html, app.js, style.css) as
+# bytes, so that `novelty serve` serves the page with no source tree and nothing fetched.
+# Usage: cmake -DOUT=file.cpp -DWEB_DIR=web -P embed_web.cmake
+set(names index.html app.js style.css)
+set(body "// Generated from web/ by cmake/embed_web.cmake; do not edit.\n")
+string(APPEND body "#include \"server/ui_embedded.hpp\"\n\nnamespace novelty::host::detail {\n\nnamespace {\n")
+set(entries "")
+set(count 0)
+foreach(name IN LISTS names)
+  set(file "${WEB_DIR}/${name}")
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "${file} is missing: the web page needs index.html, app.js and style.css")
+  endif()
+  file(READ "${file}" hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR size "${hex_length} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  # Line breaks every 32 bytes keep the generated file readable by compilers and editors.
+  string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){32})" "\\1\n" bytes "${bytes}")
+  string(APPEND body "const unsigned char file_${count}[] = {\n${bytes}0x00};\n")
+  string(APPEND entries "    {\"${name}\", file_${count}, ${size}},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+string(APPEND body "}  // namespace\n\nconst EmbeddedWebFile embedded_web_files[] = {\n${entries}};\n")
+string(APPEND body "const std::size_t n_embedded_web_files = ${count};\n\n}  // namespace novelty::host::detail\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUT}.tmp")
