@@ -616,7 +616,8 @@ async function renderNeighbours(section, batch, idea, r) {
   rows.sort((a, b) => b.n.sim - a.n.sim);
   section.append(el("h2", {text: "Nearest papers"}),
     el("p", {class: "muted"}, `RND is the share of the idea's ${r.provenance.p} nearest papers whose own ND (mean distance to their `,
-       `${r.provenance.q} nearest papers) is at most the idea's ND of ${fmt(r.nd, 3)}: an idea in a neighbourhood sparser than its neighbours' own scores high.`,
+       `${r.provenance.q} nearest papers) is at most the idea's ND of ${fmt(r.nd, 3)}: an idea in a neighbourhood sparser than its neighbours' own scores high. `,
+       `The ${r.neighbors.length} nearest of them are listed here, each with its own ND.`,
        cutoff ? ` Papers published after the cutoff (${cutoff}) are greyed out: they do not count.` : ""));
   section.append(scatter(rows, batch, cutoff));
   const tbody = el("tbody", {id: "neighbour-rows"});
