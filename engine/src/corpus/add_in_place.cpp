@@ -1,5 +1,6 @@
 #include "corpus/add_in_place.hpp"
 
+#include "corpus/corpus_lock.hpp"
 #include "corpus/import/papers_incremental.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -77,16 +79,18 @@ public:
                                                                             std::to_string(::getpid()))) {
         fs::remove_all(path_);
         fs::create_directories(path_);
+        lock_.emplace(path_);
     }
     ~AddingDir() {
         std::error_code ec;
         if (!committed_) fs::remove_all(path_, ec);
-    }
+    }  // (the lock goes after the folder: recovery never takes a live add's folder)
     const fs::path& path() const { return path_; }
     void committed() { committed_ = true; }
 
 private:
     fs::path path_;
+    std::optional<WorkFolderLock> lock_;  ///< held while this process works in the folder
     bool committed_ = false;
 };
 

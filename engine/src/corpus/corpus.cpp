@@ -57,6 +57,8 @@ void check_generation(const std::string& dir, SqliteDb& db, const std::string& e
                           "so that the add is completed or rolled back, or import the corpus again");
 }
 
+thread_local int reopen_depth = 0;  ///< Corpus::open's retries in this thread (see its end)
+
 }  // namespace
 
 Corpus Corpus::open(const std::string& dir, Part part) {
@@ -72,7 +74,11 @@ Corpus Corpus::open(const std::string& dir, Part part) {
     const std::string db_path = (root / "papers.sqlite").string();
     if (!std::filesystem::exists(db_path)) throw CorpusError(dir + ": papers.sqlite is missing");
     check_fingerprint(dir, db_path, "papers.sqlite", m.papers_fingerprint, "import it again");
-    impl->db = std::make_unique<SqliteDb>(db_path, SqliteDb::Mode::read_only);
+    // While the shared lock is held no process changes this papers.sqlite (an add goes through a
+    // copy): read it as a snapshot. The add's own reads (it holds the exclusive lock and writes
+    // the file) see its changes.
+    const bool own_add = impl->lock && impl->lock->exclusive_here();
+    impl->db = std::make_unique<SqliteDb>(db_path, own_add ? SqliteDb::Mode::read_only : SqliteDb::Mode::snapshot);
     check_generation(dir, *impl->db, m.papers_generation);
     {
         // (keyed layout: the narrow row table, not the papers view, whose join costs a lookup a row)
@@ -101,6 +107,14 @@ Corpus Corpus::open(const std::string& dir, Part part) {
             throw CorpusError(dir + ": vectors.npy is " + std::to_string(v.rows()) + " x " + std::to_string(v.cols()) +
                               " " + element_name(v.dtype()) + " but the manifest says " + std::to_string(m.count) +
                               " x " + std::to_string(m.dim) + " " + m.dtype + "; run 'novelty corpus add-vectors' again");
+    }
+    // The files were opened by path after the directory was locked: when an add through a copy
+    // renamed a new corpus into place in between, they may be the new directory's under the old
+    // one's lock (and the new one may be updated in place under them). Open again then.
+    if (impl->lock && !impl->lock->names(path) && reopen_depth < 4) {
+        ++reopen_depth;
+        const struct Done { ~Done() { --reopen_depth; } } done;
+        return open(dir, part);
     }
     return Corpus(std::move(impl));
 }

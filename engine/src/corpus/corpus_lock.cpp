@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -53,6 +54,12 @@ CorpusLock::CorpusLock(const std::filesystem::path& dir) : dir_(dir) {
 CorpusLock::~CorpusLock() {
     unlock();
     ::close(fd_);
+}
+
+bool CorpusLock::names(const std::filesystem::path& path) const {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && static_cast<unsigned long long>(st.st_dev) == dev_ &&
+           static_cast<unsigned long long>(st.st_ino) == ino_;
 }
 
 bool CorpusLock::borrow_if_held_here() {
@@ -112,6 +119,29 @@ void CorpusLock::unlock() {
     }
     if (mode_ == Mode::shared || mode_ == Mode::exclusive) flock_retrying(fd_, LOCK_UN);
     mode_ = Mode::none;
+}
+
+WorkFolderLock::WorkFolderLock(const std::filesystem::path& folder) {
+    fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(folder.string() + ": cannot open the work folder: " + std::strerror(errno));
+    if (flock_retrying(fd_, LOCK_EX | LOCK_NB) != 0 && !unsupported(errno)) {
+        const int error = errno;
+        ::close(fd_);
+        throw Error(folder.string() + ": cannot lock the work folder: " + std::strerror(error));
+    }
+}
+
+WorkFolderLock::~WorkFolderLock() { ::close(fd_); }
+
+bool work_folder_abandoned(const std::filesystem::path& folder, long pid) {
+    const auto process_gone = [pid] { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; };
+    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return process_gone();
+    bool abandoned;
+    if (flock_retrying(fd, LOCK_EX | LOCK_NB) == 0) abandoned = true;  // (closing drops it again)
+    else abandoned = errno == EWOULDBLOCK ? false : process_gone();
+    ::close(fd);
+    return abandoned;
 }
 
 namespace {

@@ -34,6 +34,9 @@ public:
     void unlock();
     /// True when this process holds the exclusive lock (through this object or another one).
     bool exclusive_here() const { return mode_ == Mode::exclusive || mode_ == Mode::borrowed; }
+    /// True when `path` names the directory this lock is on (not another one renamed into its
+    /// place since).
+    bool names(const std::filesystem::path& path) const;
 
 private:
     enum class Mode { none, shared, exclusive, borrowed };
@@ -47,6 +50,29 @@ private:
     unsigned long long dev_ = 0, ino_ = 0;
     Mode mode_ = Mode::none;
 };
+
+/// The lock of a work folder beside a corpus (DIR.adding-PID): an exclusive flock on the folder,
+/// taken by the process that creates it and held while that process works in it. Recovery
+/// decides that the folder's writer is gone by this lock, not by the PID in the name: a PID is
+/// in use again after a restart (an add running as PID 1 in a container, killed, and the next
+/// command PID 1 again), a released lock is not.
+class WorkFolderLock {
+public:
+    /// Locks `folder`, which the caller has just created (under the corpus's exclusive lock, so
+    /// that no recovery looks at it before it is locked). Throws Error when it cannot be opened.
+    explicit WorkFolderLock(const std::filesystem::path& folder);
+    ~WorkFolderLock();
+    WorkFolderLock(const WorkFolderLock&) = delete;
+    WorkFolderLock& operator=(const WorkFolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+/// True when no process holds the work folder's lock (WorkFolderLock). On a file system
+/// without flock, or a folder that cannot be opened, the PID recorded in its name decides: gone
+/// when no process has it.
+bool work_folder_abandoned(const std::filesystem::path& folder, long pid);
 
 /// The writers that replace a corpus's files (corpus add, import --overwrite, corpus embed,
 /// add-vectors) run one at a time within one folder: an exclusive lock (flock) on the folder that

@@ -13,7 +13,11 @@ namespace novelty {
 namespace fs = std::filesystem;
 
 fs::path corpus_dir_path(const std::string& dir) {
-    fs::path path = fs::absolute(fs::path(dir)).lexically_normal();
+    // Symbolic links resolved (in the part of the path that exists): a corpus reached through a
+    // link is locked and replaced where it is, not by putting a directory in place of the link.
+    std::error_code ec;
+    fs::path path = fs::weakly_canonical(fs::absolute(fs::path(dir)), ec);
+    if (ec) path = fs::absolute(fs::path(dir)).lexically_normal();
     while (path.filename().empty() && path.has_parent_path() && path != path.root_path()) path = path.parent_path();
     return path;
 }
@@ -21,6 +25,12 @@ fs::path corpus_dir_path(const std::string& dir) {
 namespace {
 
 bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// An import's folders go by the PID in their name; an add's work folder by its lock
+// (WorkFolderLock), whatever process has that PID now.
+bool sibling_dead(const fs::path& folder, long pid, const std::string& infix) {
+    return infix == ".adding-" ? work_folder_abandoned(folder, pid) : process_gone(pid);
+}
 
 // PID -> folder, for DIR<infix>PID siblings whose process is gone.
 std::map<long, fs::path> dead_siblings(const fs::path& dir, const std::string& infix) {
@@ -34,7 +44,7 @@ std::map<long, fs::path> dead_siblings(const fs::path& dir, const std::string& i
         const std::string digits = name.substr(prefix.size());
         if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
         const long pid = std::stol(digits);
-        if (process_gone(pid)) found.emplace(pid, it->path());
+        if (sibling_dead(it->path(), pid, infix)) found.emplace(pid, it->path());
     }
     return found;
 }

@@ -11,7 +11,8 @@
 
 namespace novelty {
 
-/// `dir` as an absolute, normal path without a trailing separator ("c/" and "c" are one corpus).
+/// `dir` as an absolute, normal path without a trailing separator ("c/" and "c" are one corpus)
+/// and with symbolic links resolved: the path every lock and rename of the corpus uses.
 std::filesystem::path corpus_dir_path(const std::string& dir);
 
 /// Looks for DIR.importing-PID and DIR.replaced-PID folders whose process is gone. When DIR is
@@ -21,7 +22,8 @@ std::filesystem::path corpus_dir_path(const std::string& dir);
 /// reported, never thrown: a read-only parent folder still lets the corpus be read.
 void recover_interrupted_import(const std::filesystem::path& dir);
 
-/// True when a DIR.adding-PID folder of a dead in-place `corpus add` is beside DIR.
+/// True when a DIR.adding-PID folder of a dead in-place `corpus add` is beside DIR (dead: its
+/// work folder's lock is free, corpus_lock.hpp).
 bool has_interrupted_add(const std::filesystem::path& dir);
 /// Rolls each dead in-place add of DIR forward or back (add_in_place.hpp), with a notice; the
 /// caller holds DIR's exclusive lock. Failures are reported, not thrown: the corpus's own

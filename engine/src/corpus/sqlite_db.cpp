@@ -4,11 +4,33 @@
 
 namespace novelty {
 
+namespace {
+
+// `path` as an SQLite URI that opens it immutable (the characters a URI gives a meaning escaped).
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    static const char* hex = "0123456789ABCDEF";
+    for (const char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            uri += '%';
+            uri += hex[static_cast<unsigned char>(c) >> 4];
+            uri += hex[static_cast<unsigned char>(c) & 15u];
+        } else {
+            uri += c;
+        }
+    }
+    return uri + "?immutable=1";
+}
+
+}  // namespace
+
 SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
-    const int flags = mode == Mode::read_only    ? SQLITE_OPEN_READONLY
-                      : mode == Mode::read_write ? SQLITE_OPEN_READWRITE
-                                                 : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    const int flags = mode == Mode::read_only || mode == Mode::snapshot ? SQLITE_OPEN_READONLY
+                      : mode == Mode::read_write                        ? SQLITE_OPEN_READWRITE
+                                                                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const std::string name = mode == Mode::snapshot ? immutable_uri(path) : path;
+    const int uri = mode == Mode::snapshot ? SQLITE_OPEN_URI : 0;
+    if (sqlite3_open_v2(name.c_str(), &db_, flags | uri | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
         db_ = nullptr;

@@ -16,7 +16,12 @@ class SqliteStatement;
 
 class SqliteDb {
 public:
-    enum class Mode { read_only, read_write, read_write_create };
+    /// `snapshot`: read-only, of a file that no process changes while this connection is open
+    /// (its corpus's shared lock is held, corpus_lock.hpp). It is opened immutable: SQLite takes no
+    /// locks and never looks for a journal beside the file by its path, which, once the corpus
+    /// was replaced by a rename, names another corpus's journal (one an add is writing: a
+    /// read-only connection then failed with "attempt to write a readonly database").
+    enum class Mode { read_only, read_write, read_write_create, snapshot };
     SqliteDb(const std::string& path, Mode mode);
     ~SqliteDb();
     SqliteDb(const SqliteDb&) = delete;

@@ -70,11 +70,12 @@ ino_t inode_of(const std::string& path) {
 // In a child process: opens papers.sqlite, writes `junk_rows` rows of 1 KiB and the generation
 // `token` in one transaction with a tiny page cache (so that SQLite spills pages into the file
 // before the commit), commits when asked, records the intent of an add, and dies by SIGKILL.
-void killed_writer(const std::string& dir, const std::string& token, bool commit) {
+// The work folder is named with `folder_pid`, or the child's own PID when 0.
+void killed_writer(const std::string& dir, const std::string& token, bool commit, pid_t folder_pid = 0) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        const fs::path work = dir + ".adding-" + std::to_string(::getpid());
+        const fs::path work = dir + ".adding-" + std::to_string(folder_pid ? folder_pid : ::getpid());
         fs::create_directories(work);
         CorpusManifest pending = read_manifest(dir);  // the add's pending manifest names its generation
         pending.papers_generation = token;
@@ -291,4 +292,131 @@ TEST(CorpusAddInPlace, PapersOfAnotherGenerationThanTheManifestAreRefused) {
     } catch (const CorpusError& e) {
         EXPECT_NE(std::string(e.what()).find("another generation"), std::string::npos) << e.what();
     }
+}
+
+// The work folder of a killed add whose PID is in use again (an add running as PID 1 in a
+// container, killed after its commit, and every later command PID 1 too) is recovered: an add is
+// dead when its work folder's lock is free, whatever process has the PID now.
+TEST(CorpusAddInPlace, AKilledAddWhosePidIsInUseAgainIsRecoveredByItsLock) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    killed_writer(dir, "cafecafecafecafecafecafecafecafe", true, ::getpid());  // (this process: alive)
+    ASSERT_TRUE(fs::exists(dir + ".adding-" + std::to_string(::getpid())));
+    const Corpus corpus = Corpus::open(dir);
+    EXPECT_EQ(corpus.manifest().papers_generation, "cafecafecafecafecafecafecafecafe");
+    EXPECT_EQ(sha256_file(dir + "/papers.sqlite"), corpus.manifest().papers_sha256);
+    expect_nothing_beside_the_corpus(tmp);
+}
+
+// A work folder whose lock is held belongs to a live add, whatever its name says; once the lock
+// is released (the add's process died) it is an interrupted add.
+TEST(CorpusAddInPlace, AWorkFolderIsAliveWhileItsLockIsHeld) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const fs::path path = corpus_dir_path(dir);
+    const fs::path work = dir + ".adding-999999999";  // (no such process)
+    fs::create_directories(work);
+    {
+        const WorkFolderLock held(work);
+        EXPECT_FALSE(has_interrupted_add(path)) << "a locked work folder was taken for dead";
+        EXPECT_FALSE(work_folder_abandoned(work, 999999999));
+    }
+    EXPECT_TRUE(has_interrupted_add(path));
+    EXPECT_TRUE(work_folder_abandoned(work, ::getpid()));
+}
+
+// A corpus reached through a symbolic link in another folder: two adds at once, one through the
+// real path and one through the link, while a reader holds the real path (so both go through
+// copies), land in the one corpus, and the link stays a link to it.
+TEST(CorpusAddInPlace, AddsThroughASymbolicLinkUpdateTheCorpusItNames) {
+    for (int round = 0; round < 2; ++round) {
+        TempDir tmp;
+        const std::string dir = make_corpus(tmp);
+        fs::create_directories(tmp.file("links"));
+        const std::string link = tmp.file("links/c");
+        fs::create_directory_symlink(dir, link);
+        test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+        test::write_file(tmp.file("d.jsonl"), papers(25, 5));
+        {
+            const Corpus reader = Corpus::open(dir);
+            std::string errors[2];
+            const auto add = [&](const std::string& target, const std::string& file, std::string& error) {
+                try {
+                    add_papers(target, add_of(file));
+                } catch (const std::exception& e) {
+                    error = e.what();
+                }
+            };
+            std::thread real(add, dir, tmp.file("b.jsonl"), std::ref(errors[0]));
+            std::thread linked(add, link, tmp.file("d.jsonl"), std::ref(errors[1]));
+            real.join();
+            linked.join();
+            EXPECT_EQ(errors[0] + errors[1], "") << "round " << round;
+        }
+        EXPECT_TRUE(fs::is_symlink(link)) << "the link was replaced, round " << round;
+        const Corpus corpus = Corpus::open(dir);
+        EXPECT_EQ(corpus.size(), 30u) << "round " << round;
+        EXPECT_TRUE(corpus.find_row("p22").has_value() && corpus.find_row("p27").has_value()) << "round " << round;
+        EXPECT_EQ(Corpus::open(link).size(), 30u) << "round " << round;
+        expect_nothing_beside_the_corpus(tmp);
+        for (const auto& entry : fs::directory_iterator(tmp.file("links")))
+            EXPECT_EQ(entry.path().filename().string(), "c") << "left behind: " << entry.path();
+    }
+}
+
+// import --overwrite through a link replaces the corpus the link names, not the link.
+TEST(CorpusAddInPlace, AnOverwritingImportThroughASymbolicLinkReplacesTheCorpusItNames) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    fs::create_directories(tmp.file("links"));
+    const std::string link = tmp.file("links/c");
+    fs::create_directory_symlink(dir, link);
+    test::write_file(tmp.file("new.jsonl"), papers(100, 10));
+    ImportOptions o;
+    o.sources.push_back({tmp.file("new.jsonl"), ImportFormat::jsonl, ""});
+    o.out_dir = link;
+    o.overwrite = true;
+    import_corpus(o);
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(Corpus::open(dir).size(), 10u);
+    EXPECT_TRUE(Corpus::open(dir).find_row("p100").has_value());
+}
+
+// A reader whose corpus an add through a copy replaced keeps reading its own files while the
+// new corpus at the same path is being updated in place (a transaction open on it, its journal
+// beside it): the reader never takes that journal for its own ("attempt to write a readonly
+// database" before), and still sees the corpus it opened.
+TEST(CorpusAddInPlace, AReaderOfAReplacedCorpusKeepsReadingWhileTheNewOneIsWritten) {
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    test::write_file(tmp.file("b.jsonl"), papers(20, 5));
+    const Corpus reader = Corpus::open(dir);
+    add_papers(dir, add_of(tmp.file("b.jsonl")));  // through a copy: `dir` is another directory now
+    // (a tiny page cache, so that the writer spills pages: its journal is then synced, with a
+    // header that marks it live, as during a commit)
+    SqliteDb writer(dir + "/papers.sqlite", SqliteDb::Mode::read_write);
+    writer.exec("PRAGMA journal_mode = DELETE; PRAGMA cache_size = 10; BEGIN IMMEDIATE; CREATE TABLE junk (x BLOB); "
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+                "INSERT INTO junk SELECT randomblob(1024) FROM n;");
+    ASSERT_TRUE(fs::exists(dir + "/papers.sqlite-journal"));
+    EXPECT_EQ(reader.paper(3).id, "p3");
+    EXPECT_EQ(reader.size(), 20u);
+    EXPECT_EQ(reader.find_row("p19"), std::optional<std::size_t>(19));
+    EXPECT_FALSE(reader.find_row("p22").has_value());
+    writer.exec("ROLLBACK");
+    EXPECT_EQ(Corpus::open(dir).size(), 25u);
+}
+
+// Readers open papers.sqlite through an SQLite URI (immutable): a folder name with the characters
+// a URI gives a meaning opens as any other.
+TEST(CorpusAddInPlace, ACorpusInAFolderNamedWithUriCharactersOpens) {
+    TempDir tmp;
+    test::write_file(tmp.file("a.jsonl"), papers(0, 3));
+    ImportOptions o;
+    o.sources.push_back({tmp.file("a.jsonl"), ImportFormat::jsonl, ""});
+    o.out_dir = tmp.file("odd ?x=1#%41 name");
+    import_corpus(o);
+    const Corpus corpus = Corpus::open(o.out_dir);
+    EXPECT_EQ(corpus.size(), 3u);
+    EXPECT_EQ(corpus.paper(2).id, "p2");
 }
