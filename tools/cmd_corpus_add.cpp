@@ -37,6 +37,14 @@ std::string one_or_each(const std::vector<std::string>& values, std::size_t i, c
 void print_summary(const AddPapersSummary& s, const std::string& dir) {
     std::printf("added %s to %s (%s removed: deleted or replaced; %s now)\n", count_of(s.n_added, "row").c_str(),
                 dir.c_str(), thousands(s.n_removed).c_str(), count_of(s.n_papers, "paper").c_str());
+    if (s.n_added == 0 && s.n_removed == 0 && !s.rebuilt)
+        std::printf("nothing changed: every record given is already in the corpus as given\n");
+    if (s.n_vectors_replaced > 0)
+        std::printf("replaced the vectors of %s (s2 embeddings given for papers of the corpus; each counts as "
+                    "replaced)\n", count_of(s.n_vectors_replaced, "paper").c_str());
+    if (s.n_vectors_kept > 0)
+        std::printf("%s kept their vectors (s2 papers records given without a new vector)\n",
+                    count_of(s.n_vectors_kept, "revised paper").c_str());
     if (s.first_renumbered_row)
         std::printf("rows from %zu on were renumbered (papers keep their ids; row numbers in earlier outputs no "
                     "longer apply from there)\n", *s.first_renumbered_row);

@@ -148,7 +148,7 @@ void add_in_place(const ImportOptions& options, const fs::path& dir, const std::
         // (the corpus was opened and checked before; creation is for the staging file attached)
         SqliteDb db((dir / "papers.sqlite").string(), SqliteDb::Mode::read_write_create);
         std::optional<S2Join> s2;
-        attach_staging(db, staging_path, options, s2);
+        attach_staging(db, staging_path, options, s2, dir.string());
         // The staging pragmas name every schema; the corpus's own file keeps a rollback journal,
         // synced, so that a kill undoes an uncommitted transaction and a commit survives power loss.
         db.exec("PRAGMA main.journal_mode = DELETE; PRAGMA main.synchronous = FULL;");

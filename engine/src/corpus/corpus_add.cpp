@@ -90,12 +90,17 @@ std::vector<float> new_row_vectors(AddState& st, import_detail::BuiltCorpus& bui
         id_of.step();
         const std::string id = id_of.column_text(0);
         id_of.reset();
+        std::optional<std::size_t> old_row;
         if (built.s2 && built.s2->vector_of(id, given)) {
             if (given.size() != dim || built.s2->model() != st.base.manifest().embedder->name)
                 throw UsageError("the vectors given for the new papers (" + built.s2->model() + ", dim " +
                                  std::to_string(given.size()) + ") are not the corpus's (" +
                                  st.base.manifest().embedder->name + ", dim " + std::to_string(dim) + ")", "in");
             std::copy(given.begin(), given.end(), out.begin() + static_cast<std::ptrdiff_t>(i * dim));
+        } else if (built.s2 && (old_row = built.s2->revised_base_row(id))) {
+            // An s2 revision without a vector (a papers update): the paper keeps its vector.
+            st.base.vectors().row_as_f32(*old_row, out.data() + i * dim);
+            ++st.summary.n_vectors_kept;
         } else {
             to_embed.push_back(i);
         }
@@ -250,6 +255,9 @@ void finish_add(AddState& st, import_detail::BuiltCorpus& built) {
         update_caches(st, built);
         kill_point("add:caches-written");
     }
+    if (built.s2) s.n_vectors_replaced = built.s2->n_vectors_replaced();
+    // Nothing changed: no update to record (a rebuild may have filled abstracts of kept rows).
+    if (s.n_added == 0 && s.n_removed == 0 && !s.rebuilt) return;
     m.updates.push_back({utc_now_iso8601(), s.n_added, s.n_removed,
                          s.first_renumbered_row ? static_cast<std::int64_t>(*s.first_renumbered_row) : -1,
                          s.caches_updated.size()});

@@ -157,6 +157,10 @@ void create_staging(SqliteDb& db) {
             sort_date TEXT, year INTEGER, field TEXT, venue TEXT, citations INTEGER, extra TEXT NOT NULL,
             src_file INTEGER NOT NULL, src_line INTEGER NOT NULL, input_row INTEGER NOT NULL,
             aliases TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE staging.base_revised (
+            id TEXT NOT NULL PRIMARY KEY, old_row INTEGER NOT NULL, old_input INTEGER NOT NULL,
+            revived INTEGER NOT NULL, title TEXT NOT NULL, abstract TEXT NOT NULL, date TEXT, field TEXT,
+            venue TEXT, citations INTEGER, extra TEXT NOT NULL) WITHOUT ROWID;
     )sql");
 }
 
@@ -208,14 +212,14 @@ void fill_corpus_stats(SqliteDb& db, CorpusManifest& m) {
 // Attaches an empty staging database at `staging_path` to `db`, and starts the s2 join when a
 // source is in the s2 format.
 void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
-                    std::optional<S2Join>& s2) {
+                    std::optional<S2Join>& s2, const std::string& base_dir) {
     SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS staging");
     attach.bind(1, staging_path);
     attach.step();
     create_staging(db);
     if (std::any_of(options.sources.begin(), options.sources.end(),
                     [](const ImportSource& s) { return s.format == ImportFormat::s2; }))
-        s2.emplace(db, options.sources);
+        s2.emplace(db, options.sources, base_dir);
 }
 
 }  // namespace import_detail
@@ -257,7 +261,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     const std::string staging_path = (work / "staging.sqlite").string();
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
     std::optional<import_detail::S2Join> s2;
-    import_detail::attach_staging(db, staging_path, options, s2);
+    import_detail::attach_staging(db, staging_path, options, s2, base_dir);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, base_dir);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
     if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
@@ -290,7 +294,7 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     kill_point("add:papers-copied");
     SqliteDb db(db_path, SqliteDb::Mode::read_write_create);
     std::optional<import_detail::S2Join> s2;
-    import_detail::attach_staging(db, staging_path, options, s2);
+    import_detail::attach_staging(db, staging_path, options, s2, base_dir);
     built.reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);
     if (s2) import_detail::check_s2_side_records(db);
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);

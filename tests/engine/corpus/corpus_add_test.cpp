@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 using namespace novelty;
@@ -163,4 +164,118 @@ TEST(CorpusAdd, PrefixAndDamagedCachesAreDroppedNotCarriedOver) {
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(tmp.file("c/cache"))) files.push_back(e.path().filename());
     EXPECT_EQ(files, std::vector<std::string>{"selfjoin-q5-k7-rows63.bin"});
+}
+
+namespace {
+
+AddPapersOptions s2_add(const TempDir& tmp, const std::vector<std::string>& files, std::size_t* notes = nullptr) {
+    AddPapersOptions options;
+    for (const auto& f : files) options.sources.push_back({tmp.file(f), ImportFormat::s2, ""});
+    if (notes) options.on_duplicate = [notes](const SkippedRecord&) { ++*notes; };
+    return options;
+}
+
+// Row `row` of the corpus's vectors, and whether it is `expected` (dim 16) to within 1e-5.
+bool vector_is(const Corpus& corpus, std::size_t row, const float* expected) {
+    float a[16];
+    corpus.vectors().row_as_f32(row, a);
+    for (std::size_t d = 0; d < 16; ++d)
+        if (std::abs(a[d] - expected[d]) > 1e-5f) return false;
+    return true;
+}
+
+void expect_cache_is_a_full_index(const std::string& dir, std::size_t q, std::size_t k) {
+    const Corpus corpus = Corpus::open(dir);
+    SelfJoin updated;
+    ASSERT_TRUE(read_self_join(self_join_cache_path(corpus, corpus.size(), q, k), corpus.manifest().vectors_sha256,
+                               corpus.size(), q, k, updated));
+    auto idx = make_cpu_backend()->build(VectorView::of(corpus.vectors()));
+    const SelfJoin full = idx->self_join(corpus.size(), q, k);
+    EXPECT_EQ(updated.rows, full.rows);
+    EXPECT_EQ(updated.sims, full.sims);
+}
+
+}  // namespace
+
+// An s2 embeddings line alone, for a paper of the corpus: the paper's vector is replaced (a
+// revision of its vector, its record kept), said in the summary, and the cache follows.
+TEST(CorpusAdd, AnS2VectorAloneForAPaperOfTheCorpusReplacesItsVector) {
+    TempDir tmp;
+    write_s2(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 60, 1);
+    import_s2({tmp.file("p0.jsonl"), tmp.file("e0.jsonl")}, tmp.file("c"));
+    index(tmp.file("c"), 5, 7);
+    write_s2(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 17, 1, 9);  // (only its vector line is given)
+    const AddPapersSummary s = add_papers(tmp.file("c"), s2_add(tmp, {"e1.jsonl"}));
+    EXPECT_EQ(s.n_vectors_replaced, 1u);
+    EXPECT_EQ(s.n_added, 1u);
+    EXPECT_EQ(s.n_removed, 1u);
+    EXPECT_EQ(s.n_papers, 60u);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    const std::size_t row = *corpus.find_row("17");
+    EXPECT_EQ(corpus.paper(row).title, "Paper 17");
+    EXPECT_EQ(corpus.find_row("doi:10.5/17"), row);  // its other names kept
+    EXPECT_TRUE(vector_is(corpus, row, test::random_unit_rows(1, 16, 9).data())) << "the old vector was kept";
+    EXPECT_TRUE(vector_is(corpus, *corpus.find_row("18"), test::random_unit_rows(60, 16, 1).data() + 18 * 16));
+    ASSERT_EQ(corpus.manifest().updates.size(), 1u);
+    expect_cache_is_a_full_index(tmp.file("c"), 5, 7);
+}
+
+// An s2 papers record revising a paper of the corpus, given without a vector (while other papers
+// of the add have theirs): the paper stays a row with its old vector, not listed as unembedded.
+TEST(CorpusAdd, AnS2RevisionWithoutAVectorKeepsThePaperAndItsVector) {
+    TempDir tmp;
+    write_s2(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 60, 1);
+    import_s2({tmp.file("p0.jsonl"), tmp.file("e0.jsonl")}, tmp.file("c"));
+    write_s2(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 60, 2, 2);
+    write_s2(tmp.file("p2.jsonl"), tmp.file("e2.jsonl"), 17, 1, 3, "Revised paper");
+    const AddPapersSummary s = add_papers(tmp.file("c"), s2_add(tmp, {"p1.jsonl", "e1.jsonl", "p2.jsonl"}));
+    EXPECT_EQ(s.n_vectors_kept, 1u);
+    EXPECT_EQ(s.n_papers, 62u);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    ASSERT_TRUE(corpus.find_row("17").has_value()) << "the revised paper left the rows";
+    EXPECT_EQ(corpus.paper(*corpus.find_row("17")).title, "Revised paper 17");
+    EXPECT_TRUE(vector_is(corpus, *corpus.find_row("17"), test::random_unit_rows(60, 16, 1).data() + 17 * 16));
+    EXPECT_EQ(corpus.manifest().n_unembedded, 0u);
+}
+
+// The same s2 records again (papers, with or without their abstracts, and vectors): nothing
+// changes, each is dropped with a note, and no update is recorded; through a rebuild too.
+TEST(CorpusAdd, IdenticalS2RecordsAreDroppedAndChangeNothing) {
+    TempDir tmp;
+    write_s2(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 60, 1);
+    test::write_file(tmp.file("a0.jsonl"), R"({"corpusid": 3, "abstract": "About three"})" "\n"
+                                           R"({"corpusid": 17, "abstract": "About seventeen"})" "\n");
+    import_s2({tmp.file("p0.jsonl"), tmp.file("a0.jsonl"), tmp.file("e0.jsonl")}, tmp.file("c"));
+    const std::vector<std::vector<std::string>> again{
+        {"p0.jsonl", "e0.jsonl"}, {"p0.jsonl", "a0.jsonl", "e0.jsonl"}, {"p0.jsonl"}, {"e0.jsonl"}};
+    for (const auto& files : again) {
+        std::size_t notes = 0;
+        const AddPapersSummary s = add_papers(tmp.file("c"), s2_add(tmp, files, &notes));
+        EXPECT_EQ(s.n_added, 0u) << files.size();
+        EXPECT_EQ(s.n_removed, 0u) << files.size();
+        EXPECT_EQ(s.n_vectors_replaced, 0u) << files.size();
+        EXPECT_FALSE(s.first_renumbered_row) << files.size();
+        EXPECT_GE(notes, 60u) << files.size();
+    }
+    EXPECT_TRUE(Corpus::open(tmp.file("c")).manifest().updates.empty()) << "an update recorded, though nothing changed";
+    // An abstract for an old paper alone makes the add a rebuild (which fills it in the kept
+    // row): the identical records change nothing there either.
+    test::write_file(tmp.file("a1.jsonl"), R"({"corpusid": 5, "abstract": "About five"})" "\n");
+    const AddPapersSummary rebuilt = add_papers(tmp.file("c"), s2_add(tmp, {"p0.jsonl", "a1.jsonl"}));
+    EXPECT_TRUE(rebuilt.rebuilt);
+    EXPECT_EQ(rebuilt.n_added, 0u);
+    EXPECT_EQ(rebuilt.n_removed, 0u);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    EXPECT_EQ(corpus.size(), 60u);
+    EXPECT_EQ(corpus.paper(*corpus.find_row("3")).abstract, "About three");
+    EXPECT_EQ(corpus.paper(*corpus.find_row("17")).abstract, "About seventeen");
+    EXPECT_EQ(corpus.paper(*corpus.find_row("5")).abstract, "About five");
+    // An identical papers record with a changed vector replaces the vector, and that alone.
+    write_s2(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 9, 1, 4);
+    const AddPapersSummary one = add_papers(tmp.file("c"), s2_add(tmp, {"p0.jsonl", "e1.jsonl"}));
+    EXPECT_EQ(one.n_added, 1u);
+    EXPECT_EQ(one.n_removed, 1u);
+    const Corpus changed = Corpus::open(tmp.file("c"));
+    EXPECT_TRUE(vector_is(changed, *changed.find_row("9"), test::random_unit_rows(1, 16, 4).data()));
+    EXPECT_EQ(changed.manifest().updates.size(), 2u);  // the rebuild's and this one's
 }

@@ -35,6 +35,11 @@ struct AddPapersSummary {
     std::size_t n_added = 0;     ///< rows that are new (added or replacing a paper)
     std::size_t n_removed = 0;   ///< old rows gone (deleted or replaced)
     std::size_t n_embedded = 0;  ///< new rows embedded with the corpus's embedder
+    /// s2: papers of the corpus given a new vector alone (no new papers record); each counts as
+    /// a paper replaced (in n_added and n_removed).
+    std::size_t n_vectors_replaced = 0;
+    /// s2: revised papers given without a vector, which kept the vector they had.
+    std::size_t n_vectors_kept = 0;
     /// The first row whose paper changed place (rows from here on were renumbered); none when
     /// every old row kept its number (papers only appended).
     std::optional<std::size_t> first_renumbered_row;

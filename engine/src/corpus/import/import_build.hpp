@@ -33,9 +33,9 @@ void record_reading(CorpusManifest& manifest, const Reading& reading);
 /// The import's checks of its inputs and of the corpus at `out` that it replaces.
 void check_import_options(const ImportOptions& options, const std::filesystem::path& out);
 /// Attaches an empty staging database at `staging_path` to `db` (and starts the s2 join when a
-/// source is in the s2 format).
+/// source is in the s2 format; `base_dir`: the corpus an add adds to, "" for an import).
 void attach_staging(SqliteDb& db, const std::string& staging_path, const ImportOptions& options,
-                    std::optional<S2Join>& s2);
+                    std::optional<S2Join>& s2, const std::string& base_dir);
 /// The manifest's counts, dates, fields and venues from papers.sqlite.
 void fill_corpus_stats(SqliteDb& db, CorpusManifest& manifest);
 

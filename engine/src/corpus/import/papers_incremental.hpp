@@ -12,15 +12,14 @@
 
 namespace novelty::import_detail {
 
-/// Thrown when an incremental add cannot give what a full rebuild gives (s2 abstracts or
-/// vectors that name a paper of the base corpus without its papers record): the caller
-/// rebuilds instead.
+/// Thrown when an incremental add cannot give what a full rebuild gives (s2 abstracts that name
+/// a paper of the base corpus without its papers record): the caller rebuilds instead.
 struct NeedsRebuild : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// Throws NeedsRebuild when staged s2 abstracts or vectors name a kept base paper that no
-/// staged record lists (a full rebuild would fill that paper's abstract or pass the vector over).
+/// Throws NeedsRebuild when staged s2 abstracts name a kept base paper that no staged record
+/// lists (a full rebuild fills that paper's abstract).
 void check_s2_side_records(SqliteDb& db);
 
 /// Applies staging.staging and staging.removed to the main schema. Returns, per row of the

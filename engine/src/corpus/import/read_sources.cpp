@@ -74,6 +74,14 @@ public:
                 "d.citations, d.extra FROM main.paper_data d WHERE d.id = ?1 "
                 "AND NOT EXISTS (SELECT 1 FROM staging.removed r WHERE r.key = d.key)"));
             base_remove_.emplace(db.prepare("INSERT INTO staging.removed (key) VALUES (?)"));
+            record_revised_.emplace(db.prepare(
+                "INSERT OR IGNORE INTO staging.base_revised SELECT d.id, r.row, r.input_row, 0, d.title, d.abstract, "
+                "d.date, d.field, d.venue, d.citations, d.extra FROM main.paper_data d JOIN main.paper_rows r "
+                "ON r.key = d.key WHERE d.key = ?"));
+        } else {
+            record_revised_.emplace(db.prepare(
+                "INSERT OR IGNORE INTO staging.base_revised SELECT id, src_line, input_row, 0, title, abstract, date, "
+                "field, venue, citations, extra FROM staging.staging WHERE id = ? AND src_file < 0"));
         }
     }
 
@@ -97,6 +105,7 @@ public:
             // A record of the base corpus (corpus add) is replaced by any different later one.
             const bool from_base = first_file < 0;
             if (!identical && (from_base || (revisions && first_file < static_cast<std::int64_t>(file_index)))) {
+                if (from_base) record_revised(paper.id);
                 erase(paper.id);  // a later file's version replaces the earlier one
                 ++reading_.revised;
                 --reading_.accepted;
@@ -152,10 +161,20 @@ private:
                 options_.on_duplicate(SkippedRecord{path, line, "identical copy of the record at the corpus dropped"});
             return false;
         }
+        record_revised(key);
         mark_removed(key);
         ++reading_.revised;
         --reading_.accepted;
         return true;
+    }
+
+    /// Keeps the base paper that a staged record revises (its row and record) in
+    /// staging.base_revised: by key (the base in the main schema) or by id (the base staged).
+    template <class Key>
+    void record_revised(const Key& key) {
+        record_revised_->bind(1, key);
+        record_revised_->step();
+        record_revised_->reset();
     }
 
     /// Removes the base paper `id` (not yet removed); false when the base has none.
@@ -210,6 +229,7 @@ private:
     Reading& reading_;
     SqliteStatement insert_, where_, remove_;
     std::optional<SqliteStatement> base_find_, base_remove_;  ///< incremental add only
+    std::optional<SqliteStatement> record_revised_;
 };
 
 /// What reading one file needs: the options, the counts, the stager and the s2 side tables.
@@ -376,6 +396,11 @@ void finish_reading(const ImportOptions& options, SqliteDb& db, S2Join* s2, Read
             if (reading.skipped_first.size() < max_listed_skips) reading.skipped_first.push_back(skip);
             if (options.on_skip) options.on_skip(skip);
         });
+        // Records the join found identical to the corpus's papers: copies, not revisions.
+        reading.revised -= s2->n_identical_revisions();
+        reading.duplicates += s2->identical_dropped().size();
+        if (options.on_duplicate)
+            for (const SkippedRecord& note : s2->identical_dropped()) options.on_duplicate(note);
     }
     auto count = db.prepare(reading.base_in_main ? "SELECT (SELECT count(*) FROM staging.staging) + "
                                                    "(SELECT count(*) FROM main.paper_rows) - (SELECT count(*) FROM staging.removed)"
