@@ -183,6 +183,7 @@ struct Server::Impl {
         post_json("/v1/score", "score", &ServerEngine::score);
         post_json("/v1/search", "search", &ServerEngine::search);
         post_json("/v1/embed", "embed", &ServerEngine::embed);
+        post_json("/v1/retrieve", "retrieve", &ServerEngine::retrieve);
         http.Get("/healthz", [this](const httplib::Request& req, httplib::Response& res) {
             serve("healthz", false, req, res, [&] {
                 const Corpus& corpus = engine.corpus();

@@ -7,6 +7,7 @@
 #include "novelty/util/error.hpp"
 #include "novelty/io/result_json.hpp"
 #include "novelty/request/scope.hpp"
+#include "novelty/retrieval/retrieval.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty_host/llm/batcher.hpp"
 
@@ -64,6 +65,51 @@ std::string results_body(const std::vector<std::string>& objects) {
 }
 
 constexpr std::size_t max_scorers = 8;
+constexpr std::size_t max_rankers = 8;
+
+/// `base` (every row when null) with the rows before `begin` denied too.
+std::shared_ptr<const RowFilter> from_row(const std::shared_ptr<const RowFilter>& base, std::size_t begin,
+                                          std::size_t n_rows) {
+    RowFilter f;
+    if (base) {
+        f = *base;
+    } else {
+        f.n_rows = n_rows;
+        f.words.assign((n_rows + 63) / 64, ~std::uint64_t(0));
+        if (n_rows % 64 != 0) f.words.back() = (std::uint64_t(1) << (n_rows % 64)) - 1;
+    }
+    for (std::size_t row = 0; row < std::min(begin, n_rows); ++row) f.deny(row);
+    return std::make_shared<const RowFilter>(std::move(f));
+}
+
+/// The methods of a /v1/retrieve body: a list of names or one comma-separated string; the
+/// default is all three. Names are checked by retrieval_modes().
+std::vector<std::string> parse_methods(const nlohmann::json& body) {
+    auto v = body.find("methods");
+    if (v == body.end() || v->is_null()) return {"dense", "bm25", "hybrid"};
+    std::vector<std::string> methods;
+    const auto add_names = [&](const std::string& list) {
+        std::size_t start = 0;
+        while (start <= list.size()) {
+            const std::size_t comma = std::min(list.find(',', start), list.size());
+            const std::string name = list.substr(start, comma - start);
+            if (!name.empty()) methods.push_back(name);
+            start = comma + 1;
+        }
+    };
+    if (v->is_string()) {
+        add_names(v->get<std::string>());
+    } else if (v->is_array()) {
+        for (const auto& m : *v) {
+            if (!m.is_string()) throw UsageError("methods: must hold method names (strings)", "methods");
+            methods.push_back(m.get<std::string>());
+        }
+    } else {
+        throw UsageError("methods: must be a list of method names, such as [\"dense\", \"bm25\", \"hybrid\"]", "methods");
+    }
+    if (methods.empty()) throw UsageError("methods: name at least one of dense, bm25, hybrid", "methods");
+    return methods;
+}
 
 }  // namespace
 
@@ -79,6 +125,8 @@ struct ServerEngine::Impl {
     std::unique_ptr<RowFilterCache> filter_masks;  ///< the masks of recent requests' filters
     std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<Scorer>> scorers;
     std::unique_ptr<Embedder> embedder;  ///< made on first use by the embed worker
+    /// Rankers of recent retrieval settings (methods, k, fusion depth), each with its BM25 index.
+    std::map<std::string, std::unique_ptr<RetrievalRanker>> rankers;
 
     std::unique_ptr<Batcher<Texts, EmbedReply>> embed_batcher;
     std::unique_ptr<Batcher<ScoreItem, Replies>> score_batcher;
@@ -110,12 +158,14 @@ struct ServerEngine::Impl {
 
     // --- resolving records (request threads) ------------------------------------------------
 
+    /// The records' vectors (unless `need_vectors` is false: then none), scopes and filters.
     Resolved resolve(const std::vector<ApiRecord>& records, const std::string& key,
-                     const std::optional<PartialDate>& cutoff, const PaperFilter& run_filter = {}) {
+                     const std::optional<PartialDate>& cutoff, const PaperFilter& run_filter = {},
+                     bool need_vectors = true) {
         Resolved out;
         const std::size_t n = records.size();
         out.ids.resize(n);
-        out.vectors.resize(n * dim);
+        out.vectors.resize(need_vectors ? n * dim : 0);
         out.scopes.reserve(n);
         std::vector<std::size_t> to_embed;
         {
@@ -124,8 +174,10 @@ struct ServerEngine::Impl {
             for (std::size_t i = 0; i < n; ++i) {
                 const ApiRecord& r = records[i];
                 out.ids[i] = r.id;
-                float* v = out.vectors.data() + i * dim;
-                if (!r.vector.empty()) {
+                float* v = need_vectors ? out.vectors.data() + i * dim : nullptr;
+                if (!need_vectors) {
+                    // the rankings read text alone
+                } else if (!r.vector.empty()) {
                     std::copy(r.vector.begin(), r.vector.end(), v);
                 } else if (r.has_text()) {
                     to_embed.push_back(i);
@@ -269,6 +321,78 @@ struct ServerEngine::Impl {
         }
         return replies;
     }
+
+    // --- retrieval (request threads, under the engine lock) ------------------------------------
+
+    RetrievalRanker& ranker_for(const RetrievalSettings& settings) {
+        std::string key = std::to_string(settings.k) + "/" + std::to_string(settings.fusion_depth);
+        for (const auto& m : settings.methods) key += "/" + m;
+        auto it = rankers.find(key);
+        if (it != rankers.end()) return *it->second;
+        if (rankers.size() >= max_rankers) rankers.erase(rankers.begin());
+        auto ranker = std::make_unique<RetrievalRanker>(
+            corpus, settings, std::vector<RewriteMode>{},
+            [this](const SearchQueries& q, std::size_t depth) { return dense_rankings(*index, q, depth); },
+            [](const std::vector<std::string>&) -> std::vector<float> {
+                throw UsageError("the server does not rewrite queries");
+            });
+        return *rankers.emplace(key, std::move(ranker)).first->second;
+    }
+
+    /// What BM25 reads of each record: its title and text, or the title and abstract of the
+    /// corpus paper its id names (as `novelty retrieve` reads them).
+    std::vector<std::string> query_texts(const std::vector<ApiRecord>& records, const std::string& key) {
+        std::vector<std::string> texts;
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            const ApiRecord& r = records[i];
+            if (r.has_text()) {
+                texts.push_back(embedding_text(r.title, r.text));
+            } else if (const auto row = corpus.find_row(r.id)) {
+                const Paper p = corpus.paper(*row);
+                texts.push_back(embedding_text(p.title, p.abstract));
+            } else {
+                const std::string where = key + "[" + std::to_string(i) + "]";
+                throw UsageError(where + ": '" + r.id + "' has no \"title\" or \"text\" for BM25 and is not the id of "
+                                 "a corpus paper",
+                                 where);
+            }
+        }
+        return texts;
+    }
+
+    RetrievalReply rank(const RetrievalRequest& request) {
+        if (!retrieval_modes(request.settings).empty())
+            throw UsageError("the server does not rewrite queries (expand, hyde): use novelty retrieve or Python");
+        bool need_dense = false, need_text = false;
+        for (const auto& m : request.settings.methods) {
+            need_dense = need_dense || m != "bm25";
+            need_text = need_text || m != "dense";
+        }
+        Resolved r = resolve(request.records, request.key, request.cutoff, request.filter, need_dense);
+        std::lock_guard lock(engine_mutex);
+        if (request.exclude_through) {
+            const std::size_t begin = corpus.rows_through(*request.exclude_through);
+            r.filters.resize(r.size());
+            for (auto& f : r.filters) f = from_row(f, begin, corpus.size());
+        }
+        const std::vector<std::string> texts =
+            need_text ? query_texts(request.records, request.key) : std::vector<std::string>(r.size());
+        SearchQueries scopes;
+        scopes.dim = dim;
+        scopes.vectors = need_dense ? r.vectors.data() : nullptr;
+        scopes.n_queries = need_dense ? r.size() : 0;
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            scopes.row_limit.push_back(r.scopes[i].row_limit);
+            scopes.excluded.add(r.scopes[i].excluded_rows);
+        }
+        scopes.filters = r.filters;
+        RetrievalRanker& ranker = ranker_for(request.settings);
+        RetrievalReply reply;
+        reply.rankings = ranker.rank(RetrievalBatch{r.ids, texts, std::move(scopes)}, {});
+        reply.scopes = std::move(r.scopes);
+        reply.tags = ranker.tags();
+        return reply;
+    }
 };
 
 ServerEngine::ServerEngine(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
@@ -327,6 +451,51 @@ std::string ServerEngine::embed(const nlohmann::json& body) {
     }
     reply["results"] = std::move(results);
     return reply.dump();
+}
+
+std::string ServerEngine::retrieve(const nlohmann::json& body) {
+    Impl& s = *impl_;
+    refuse_unknown_keys(body, {"queries", "methods", "k", "fusion_depth", "cutoff", "filter"});
+    RetrievalRequest request;
+    request.records = parse_records(body, "queries", s.limits(), s.dim);
+    request.settings.methods = parse_methods(body);
+    request.settings.k = parse_count(body, "k", 100, s.max_k);
+    request.settings.fusion_depth = parse_count(body, "fusion_depth", 1000, SearchBackend::max_k);
+    request.cutoff = parse_date_field(body, "cutoff");
+    request.filter = parse_filter_field(body, "filter");
+    const RetrievalReply reply = rank(request);
+    std::vector<std::string> lines;
+    std::lock_guard lock(s.engine_mutex);
+    for (std::size_t i = 0; i < request.records.size(); ++i)
+        lines.push_back(retrieval_record_json(s.corpus, request.records[i].id, reply.scopes[i].cutoff,
+                                              reply.scopes[i].row_limit, reply.rankings[i], reply.tags, {}, {}));
+    return results_body(lines);
+}
+
+RetrievalReply ServerEngine::rank(const RetrievalRequest& request) { return impl_->rank(request); }
+
+std::vector<Paper> ServerEngine::papers(const std::vector<std::int64_t>& rows) {
+    std::lock_guard lock(impl_->engine_mutex);
+    std::vector<Paper> out;
+    out.reserve(rows.size());
+    for (const std::int64_t row : rows) out.push_back(impl_->corpus.paper(static_cast<std::size_t>(row)));
+    return out;
+}
+
+std::optional<std::size_t> ServerEngine::find_row(const std::string& id) {
+    std::lock_guard lock(impl_->engine_mutex);
+    return impl_->corpus.find_row(id);
+}
+
+std::vector<float> ServerEngine::vector(std::size_t row) {
+    std::vector<float> out(impl_->dim);
+    impl_->corpus.vectors().row_as_f32(row, out.data());
+    return out;
+}
+
+std::string ServerEngine::embedder_name() const {
+    const auto& e = impl_->corpus.manifest().embedder;
+    return e ? e->name : std::string();
 }
 
 const Corpus& ServerEngine::corpus() const { return impl_->corpus; }
