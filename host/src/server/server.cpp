@@ -3,6 +3,7 @@
 #include "novelty_host/server/server.hpp"
 
 #include "server/http_guard.hpp"
+#include "server/s2/s2_routes.hpp"
 #include "server/server_engine.hpp"
 #include "server/server_metrics.hpp"
 #include "server/server_requests.hpp"
@@ -92,6 +93,9 @@ struct Server::Impl {
         http.set_payload_max_length(options.max_body_bytes);
         http.set_keep_alive_timeout(2);
         http.set_keep_alive_max_count(1000);
+        // A reply is written in pieces (headers, then body): without TCP_NODELAY the body waits for
+        // the client's delayed ACK of the headers, about 40 ms, on every keep-alive request.
+        http.set_tcp_nodelay(true);
         // Remember the listening socket, to widen its backlog after binding (see start()).
         http.set_socket_options([this](socket_t sock) {
             int yes = 1;
@@ -116,6 +120,26 @@ struct Server::Impl {
         const std::string prefix = "Bearer ";
         if (header.size() < prefix.size() || header.compare(0, prefix.size(), prefix) != 0) return false;
         return same_token(header.substr(prefix.size()), options.token);
+    }
+
+    /// The Semantic Scholar clients' header: `x-api-key: TOKEN` (the server's token).
+    bool api_key_matches(const httplib::Request& req) const {
+        return !options.token.empty() && req.has_header("x-api-key") &&
+               same_token(req.get_header_value("x-api-key"), options.token);
+    }
+
+    void add_s2_routes() {
+        s2::S2Hooks hooks;
+        hooks.engine = &engine;
+        hooks.authorised = [this](const httplib::Request& req) { return authorised(req) || api_key_matches(req); };
+        hooks.record = [this](const std::string& endpoint, int status, double seconds) {
+            metrics.record(endpoint, status, seconds);
+        };
+        hooks.log = [this](const std::string& line) {
+            if (options.on_log) options.on_log(line);
+        };
+        hooks.max_body_bytes = options.max_body_bytes;
+        s2::add_s2_routes(http, hooks);
     }
 
     /// Runs a handler with auth, in-flight counting, error mapping and metrics.
@@ -184,6 +208,7 @@ struct Server::Impl {
         post_json("/v1/search", "search", &ServerEngine::search);
         post_json("/v1/embed", "embed", &ServerEngine::embed);
         post_json("/v1/retrieve", "retrieve", &ServerEngine::retrieve);
+        add_s2_routes();
         http.Get("/healthz", [this](const httplib::Request& req, httplib::Response& res) {
             serve("healthz", false, req, res, [&] {
                 const Corpus& corpus = engine.corpus();

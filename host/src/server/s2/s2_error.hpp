@@ -1,0 +1,25 @@
+// An error answered in the Semantic Scholar Graph API's shape: the status it uses and
+// {"error": message} (docs/api.md, "Semantic Scholar-compatible API").
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace novelty::host::s2 {
+
+class S2Error : public std::runtime_error {
+public:
+    S2Error(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+    int status() const { return status_; }
+
+private:
+    int status_;
+};
+
+/// A 400 naming query parameters with values the API refuses, in its message form
+/// "Unacceptable query params: [name=value]" followed by what to send instead.
+[[noreturn]] inline void bad_param(const std::string& name, const std::string& value, const std::string& why) {
+    throw S2Error(400, "Unacceptable query params: [" + name + "=" + value + "]: " + why);
+}
+
+}  // namespace novelty::host::s2

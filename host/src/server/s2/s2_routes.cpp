@@ -1,0 +1,110 @@
+#include "server/s2/s2_routes.hpp"
+
+#include "server/http_guard.hpp"
+#include "server/s2/s2_error.hpp"
+#include "server/s2/s2_handlers.hpp"
+
+#include "novelty/util/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+namespace novelty::host::s2 {
+
+namespace {
+
+using Handler = std::function<nlohmann::ordered_json(const httplib::Request&, const std::string& body)>;
+
+void reply_error(httplib::Response& res, int status, const std::string& message) {
+    res.status = status;
+    res.set_content(nlohmann::ordered_json{{"error", message}}.dump(), "application/json");
+}
+
+/// Runs a handler with the key check, the API's error shape and the server's metrics.
+void serve(const S2Hooks& hooks, const std::string& endpoint, const httplib::Request& req, httplib::Response& res,
+           const std::function<void()>& handle) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        if (!hooks.authorised(req)) {
+            res.status = 403;
+            res.set_content(nlohmann::ordered_json{{"message", "Forbidden: send the server's token as 'x-api-key: TOKEN' "
+                                                               "or 'Authorization: Bearer TOKEN'"}}
+                                .dump(),
+                            "application/json");
+            detail::GuardedHttpServer::close_after_reply();
+        } else {
+            handle();
+        }
+    } catch (const S2Error& e) {
+        reply_error(res, e.status(), e.what());
+    } catch (const detail::HttpError& e) {
+        reply_error(res, e.status(), e.what());
+    } catch (const std::exception& e) {
+        const ErrorCodes codes = error_codes(error_kind(e));
+        reply_error(res, codes.http_status, e.what());
+        if (codes.http_status >= 500 && hooks.log) hooks.log(req.method + " " + req.path + ": " + e.what());
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (hooks.record) hooks.record(endpoint, res.status == -1 ? 200 : res.status, seconds);
+}
+
+void route_get(httplib::Server& http, const S2Hooks& hooks, const std::string& path, const std::string& endpoint,
+         const Handler& handler) {
+    http.Get(path, [hooks, endpoint, handler](const httplib::Request& req, httplib::Response& res) {
+        serve(hooks, endpoint, req, res, [&] { res.set_content(handler(req, "").dump(), "application/json"); });
+    });
+}
+
+void route_post(httplib::Server& http, const S2Hooks& hooks, const std::string& path, const std::string& endpoint,
+          const Handler& handler) {
+    http.Post(path, [hooks, endpoint, handler](const httplib::Request& req, httplib::Response& res,
+                                               const httplib::ContentReader& reader) {
+        serve(hooks, endpoint, req, res, [&] {
+            const std::string body = detail::read_body(req, reader, hooks.max_body_bytes);
+            res.set_content(handler(req, body).dump(), "application/json");
+        });
+    });
+}
+
+/// 405 for the other methods on a path served with `allowed`.
+void not_allowed(httplib::Server& http, const S2Hooks& hooks, const std::string& path, const std::string& endpoint,
+                 const std::string& allowed) {
+    auto handler = [hooks, endpoint, allowed](const httplib::Request& req, httplib::Response& res) {
+        serve(hooks, endpoint, req, res, [&] {
+            res.set_header("Allow", allowed);
+            reply_error(res, 405, req.method + " is not allowed here; use " + allowed);
+        });
+    };
+    if (allowed != "GET") http.Get(path, handler);
+    if (allowed != "POST") http.Post(path, handler);
+    http.Put(path, handler);
+    http.Delete(path, handler);
+}
+
+}  // namespace
+
+void add_s2_routes(httplib::Server& http, const S2Hooks& hooks) {
+    ServerEngine& engine = *hooks.engine;
+    route_get(http, hooks, "/graph/v1/paper/search/match", "s2_match",
+        [&engine](const httplib::Request& req, const std::string&) { return paper_match(engine, req.params); });
+    not_allowed(http, hooks, "/graph/v1/paper/search/match", "s2_match", "GET");
+    route_get(http, hooks, "/graph/v1/paper/search", "s2_search",
+        [&engine](const httplib::Request& req, const std::string&) { return paper_search(engine, req.params); });
+    not_allowed(http, hooks, "/graph/v1/paper/search", "s2_search", "GET");
+    route_post(http, hooks, "/graph/v1/paper/batch", "s2_batch", [&engine](const httplib::Request& req, const std::string& body) {
+        return paper_batch(engine, body, req.params);
+    });
+    not_allowed(http, hooks, "/graph/v1/paper/batch", "s2_batch", "POST");
+    route_get(http, hooks, R"(/graph/v1/paper/(.+))", "s2_paper", [&engine](const httplib::Request& req, const std::string&) {
+        return paper_details(engine, req.matches[1], req.params);
+    });
+    not_allowed(http, hooks, R"(/graph/v1/paper/(.+))", "s2_paper", "GET");
+    route_get(http, hooks, R"(/recommendations/v1/papers/forpaper/(.+))", "s2_recommendations",
+        [&engine](const httplib::Request& req, const std::string&) {
+            return recommendations(engine, req.matches[1], req.params);
+        });
+    not_allowed(http, hooks, R"(/recommendations/v1/papers/forpaper/(.+))", "s2_recommendations", "GET");
+}
+
+}  // namespace novelty::host::s2
