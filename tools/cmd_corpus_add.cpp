@@ -57,6 +57,9 @@ void print_summary(const AddPapersSummary& s, const std::string& dir) {
     for (const auto& c : s.caches_updated)
         std::printf("cache %s updated: %s searched again, %s gained a new neighbour\n", c.c_str(),
                     count_of(s.rows_searched, "row").c_str(), count_of(s.rows_entered, "old row").c_str());
+    if (s.density_lists_kept + s.density_lists_dropped > 0)
+        std::printf("density store: %s carried over, %s dropped (computed again when an idea needs them)\n",
+                    count_of(s.density_lists_kept, "list").c_str(), count_of(s.density_lists_dropped, "list").c_str());
     if (!s.caches_updated.empty()) std::printf("caches updated in %.2f s\n", s.cache_seconds);
     for (const auto& c : s.caches_dropped)
         std::printf("cache %s dropped (a row prefix or another backend's): 'novelty index' computes it again\n",

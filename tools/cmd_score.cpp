@@ -34,6 +34,7 @@ struct ScoreArgs {
     std::string historical_from;  ///< "" = the paper's 2011 when it lies before the split
     bool include_self = false;
     std::size_t extra = 8;
+    std::string densities = "on-demand";
     std::size_t evidence = 10;
     DeviceFlags device;
     std::string out;
@@ -80,6 +81,7 @@ ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::
     options.q = args.q;
     options.include_self = args.include_self;
     options.extra = args.extra;
+    options.full_self_join = args.densities == "self-join";
     const ScoreWindows windows = score_windows(corpus, args.split, args.historical_from);
     options.split_row = windows.split_row;
     options.historical_from_row = windows.historical_from_row;
@@ -132,7 +134,7 @@ int run_score(const ScoreArgs& args) {
 
     std::string historical_from;
     ScoreOptions score_options = score_options_of(args, corpus, historical_from);
-    host::ProgressBar density_bar("densities", "blocks", args.ideas.quiet);
+    host::ProgressBar density_bar("densities", score_options.full_self_join ? "blocks" : "papers", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
@@ -168,6 +170,11 @@ int run_score(const ScoreArgs& args) {
         std::fprintf(stderr, "novelty: scored %s (%s from an earlier run) into %s\n",
                      count_of(input.records.size(), "idea").c_str(), thousands(input.records.size() - todo.size()).c_str(),
                      args.out.c_str());
+    const DensityCounts& counts = scorer.density_counts();
+    if (!args.out.empty() && !args.ideas.quiet && !score_options.full_self_join)
+        std::fprintf(stderr, "novelty: neighbour densities: %s read from the density store, %s computed in %s\n",
+                     thousands(counts.served).c_str(), count_of(counts.computed, "list").c_str(),
+                     count_of(counts.searches, "search").c_str());
     return exit_ok;
 }
 
@@ -207,6 +214,11 @@ void add_score_command(CLI::App& app, int& exit_code) {
                     "Algorithm 1 reads literally; default: a paper's density leaves itself out");
     score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)")
         ->check(CLI::NonNegativeNumber);
+    score->add_option("--densities", a->densities,
+                      "How the neighbours' densities are found: on-demand (default; from the corpus's density store, "
+                      "computing only the missing ones) or self-join (a full self-join of each cutoff's prefix, the "
+                      "reference; same results)")
+        ->check(CLI::IsMember({"on-demand", "self-join"}));
     score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)")
         ->check(CLI::NonNegativeNumber);
     add_device_flags(score, a->device);

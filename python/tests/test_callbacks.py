@@ -124,8 +124,9 @@ def test_a_claims_progress_callback_gets_its_stage_and_its_exception_propagates(
     assert stages == ["pool claims"]
 
 
-# Ctrl-C during a long score, in a process of its own, against a corpus large enough that computing
-# its neighbour densities takes many progress periods. The child says "ready" from its first
+# Ctrl-C during a long score, in a process of its own, with enough ideas against a corpus large
+# enough that computing their neighbours' densities (on demand, in search calls of 4,096 papers
+# with progress between them) takes many progress periods. The child says "ready" from its first
 # progress call ("callback"), or, without a callback ("none"), once a watcher thread sees the main
 # thread inside the engine's score call (its top frame at the _core.score line of _score.py: the
 # engine runs without the GIL); then the parent sends SIGINT.
@@ -137,7 +138,7 @@ CHILD = textwrap.dedent(
     import novelty
     from novelty import _score
     index = novelty.Index(sys.argv[2], device="cpu")
-    ideas = np.random.default_rng(1).standard_normal((3, index.corpus.dim)).astype(np.float32)
+    ideas = np.random.default_rng(1).standard_normal((2000, index.corpus.dim)).astype(np.float32)
     said = []
     def ready(what):
         if not said:
@@ -196,8 +197,9 @@ def test_ctrl_c_during_a_long_score_raises_keyboard_interrupt(large_corpus: str,
     assert "finished" not in out, "the score ended before the interrupt reached it"
     # Raised from inside the engine's call (after it stopped), and the index answered afterwards.
     assert "_core.score(" in err, err
-    assert "searched 3" in out, out + err
+    assert "searched 2000" in out, out + err
     assert code in (1, -signal.SIGINT), (code, err)
     # Interrupted while the densities were computed: they were not finished, so not cached (a
     # score that ran to its end before the interrupt took effect would have cached them).
     assert not list((Path(large_corpus) / "cache").glob("selfjoin-*")), "the densities were computed to the end"
+    assert not list((Path(large_corpus) / "cache").glob("densities-*")), "the densities were computed to the end"

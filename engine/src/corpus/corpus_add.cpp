@@ -12,6 +12,7 @@
 #include "corpus/import/s2_join.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/vectors.hpp"
+#include "novelty/scoring/density_store.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/scoring/self_join_update.hpp"
 #include "novelty/util/checksum.hpp"
@@ -181,7 +182,17 @@ void update_caches(AddState& st, import_detail::BuiltCorpus& built) {
     std::vector<OldCache> caches = st.old_caches.get();
     if (caches.empty()) return;
     const NpyMatrix vectors = NpyMatrix::open((fs::path(built.dir) / "vectors.npy").string());
+    // The density store's lists: kept where the new papers cannot change them, updated where they can.
+    const auto store_started = std::chrono::steady_clock::now();
+    const DensityStoreUpdate store = update_density_store(
+        (fs::path(st.base.dir()) / "cache").string(), st.base.manifest().vectors_sha256, st.base.size(),
+        (fs::path(built.dir) / "cache").string(), built.manifest.vectors_sha256, built.old_row_of_new,
+        VectorView::of(vectors));
+    st.summary.cache_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - store_started).count();
+    st.summary.density_lists_kept = store.kept;
+    st.summary.density_lists_dropped = store.dropped;
     for (OldCache& cache : caches) {
+        if (cache.file.rfind("densities-k", 0) == 0) continue;  // carried over above, under new names
         if (!cache.join) {
             st.summary.caches_dropped.push_back(cache.file);
             continue;

@@ -2,6 +2,7 @@
 #include "novelty/scoring/density_variants.hpp"
 #include "novelty/util/error.hpp"
 #include "search/index_check.hpp"
+#include "novelty/scoring/density_store.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "search/search_rules.hpp"
@@ -14,21 +15,7 @@ namespace novelty {
 
 namespace {
 
-constexpr std::size_t max_cached_joins = 4;
-
 double euclidean(float sim) { return std::sqrt(std::max(0.0, 2.0 - 2.0 * static_cast<double>(sim))); }
-
-std::vector<std::int64_t> sorted_rows(const RowLists& lists, std::size_t item) {
-    if (lists.n_items() == 0) return {};
-    std::vector<std::int64_t> rows(lists.begin(item), lists.begin(item) + lists.size(item));
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    return rows;
-}
-
-bool contains(const std::vector<std::int64_t>& sorted, std::int64_t row) {
-    return std::binary_search(sorted.begin(), sorted.end(), row);
-}
 
 }  // namespace
 
@@ -58,56 +45,6 @@ Scorer::Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options)
     if (options_.p < 1 || options_.q < 1) throw UsageError("p and q must be at least 1");
     if (std::max(options_.p, options_.q) > SearchIndex::max_k)
         throw UsageError("p and q must be at most " + std::to_string(SearchIndex::max_k));
-}
-
-const SelfJoin& Scorer::join_for(std::size_t n_rows) {
-    for (const auto& [rows, join] : joins_)
-        if (rows == n_rows) return join;
-    const std::size_t k_stored = std::min(options_.q + options_.extra, n_rows - 1);
-    if (joins_.size() == max_cached_joins) joins_.erase(joins_.begin());
-    // A corpus that cannot be written to (shared, read-only) is still scored; the densities are
-    // then only kept in memory.
-    const CacheWarning warn = options_.on_cache_warning ? options_.on_cache_warning : [](const std::string&) {};
-    if (!options_.write_cache) {
-        SelfJoin join;
-        if (!read_self_join(self_join_cache_path(corpus_, n_rows, options_.q, k_stored),
-                            corpus_.manifest().vectors_sha256, n_rows, options_.q, k_stored, join))
-            join = index_.self_join(n_rows, options_.q, k_stored, options_.on_density_progress);
-        joins_.emplace_back(n_rows, std::move(join));
-        return joins_.back().second;
-    }
-    joins_.emplace_back(n_rows, cached_self_join(corpus_, index_, n_rows, options_.q, k_stored,
-                                                 options_.on_density_progress, nullptr, warn));
-    return joins_.back().second;
-}
-
-std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, const std::vector<std::int64_t>& excluded) {
-    // Others needed: q, or q - 1 when the row itself counts as its nearest neighbour (distance 0).
-    const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
-    std::vector<float> sims;
-    if (need == 0) return sims;
-    const SelfJoin& join = join_for(n_rows);
-    for (std::size_t r = 0; r < join.k_stored && sims.size() < need; ++r) {
-        const std::int64_t other = join.rows[row * join.k_stored + r];
-        if (other < 0) break;
-        if (contains(excluded, other)) continue;
-        sims.push_back(join.sims[row * join.k_stored + r]);
-    }
-    if (sims.size() < need) {
-        // Too many of the cached neighbours are excluded: search this row's neighbours directly.
-        std::vector<float> v(corpus_.manifest().dim);
-        corpus_.vectors().row_as_f32(row, v.data());
-        SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}, {}};
-        std::vector<std::int64_t> left_out = excluded;
-        left_out.push_back(static_cast<std::int64_t>(row));
-        query.excluded.add(left_out);
-        const TopK top = index_.search(query, need);
-        if (top.count[0] < need)
-            throw UsageError("q = " + std::to_string(options_.q) + " is more than the " + std::to_string(top.count[0]) +
-                             " papers a neighbour can reach within the cutoff and exclusions");
-        sims.assign(top.sims.begin(), top.sims.begin() + static_cast<std::ptrdiff_t>(need));
-    }
-    return sims;
 }
 
 struct Scorer::Searches {
@@ -143,18 +80,17 @@ Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
 }
 
 /// RND and its relatives: the idea's densities against its P nearest papers' own.
-void Scorer::score_relative(std::size_t i, const ScoreInput& input, const TopK& top, IdeaScore& s) {
+void Scorer::score_relative(std::size_t i, const TopK& top, const NeighbourSims& found, IdeaScore& s) {
     const std::size_t p = options_.p, q = options_.q, k = std::max(p, q), n_hd = options_.hd_neighbors;
     double nd = 0;
     for (std::size_t r = 0; r < q; ++r) nd += 1.0 - static_cast<double>(top.sim(i, r));
     s.nd = nd / static_cast<double>(q);
     s.density_p = density_of(std::span<const float>(&top.sims[i * k], p), p, DensityKind::mean_cosine);
     const double nd_euclid = density_of(std::span<const float>(&top.sims[i * k], q), q, DensityKind::mean_euclidean);
-    const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
     std::vector<double> euclid(p), their_hd(p, std::nan(""));
     const bool rel_hd = (options_.include_self ? q - 1 : q) >= n_hd && k >= n_hd;
     for (std::size_t r = 0; r < p; ++r) {
-        const std::vector<float> sims = density_sims(static_cast<std::size_t>(top.row(i, r)), s.searchable, excluded);
+        const std::vector<float>& sims = found.sims[i * p + r];
         if (rel_hd) their_hd[r] = density_of(sims, n_hd, DensityKind::mean_euclidean);
         // With include_self the row itself is one of the q, at distance 0 in both metrics.
         double cosine = 0, euclidean_sum = 0;
@@ -172,7 +108,7 @@ void Scorer::score_relative(std::size_t i, const ScoreInput& input, const TopK& 
                                       their_hd)
                       : std::nan("");
     s.rnd_hd = (s.rnd + s.rel_hd) / 2.0;
-    if ((options_.include_self ? q - 1 : q) > 0) s.densities_by = join_for(s.searchable).computed_by;
+    s.densities_by = found.labels[i];
 }
 
 /// HD over the historical window, and ON with the contemporary papers' citations.
@@ -197,18 +133,23 @@ void Scorer::score_hd_on(std::size_t i, const Searches& found, IdeaScore& s) {
     if (cited > 0 && cd > 0) s.on = s.hd * (ci / static_cast<double>(cited)) / cd;
 }
 
-void Scorer::score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s) {
-    const std::size_t p = options_.p, q = options_.q, k = std::max(p, q);
-    const TopK& top = found.top;
+/// The idea's neighbours must be there before any density is looked for.
+static void check_neighbours(std::size_t i, const ScoreOptions& options, const TopK& top) {
+    const std::size_t p = options.p, q = options.q, k = std::max(p, q);
     if (top.count[i] < k)
         throw UsageError("idea " + std::to_string(i) + ": p = " + std::to_string(p) + " and q = " + std::to_string(q) +
                          " need " + std::to_string(k) + " papers, but its cutoff, exclusions and filter leave " +
                          std::to_string(top.count[i]));
+}
+
+void Scorer::score_idea(std::size_t i, const Searches& found, const NeighbourSims& sims, IdeaScore& s) {
+    const std::size_t k = std::max(options_.p, options_.q);
+    const TopK& top = found.top;
     for (std::size_t r = 0; r < k; ++r) {
         s.neighbor_rows.push_back(top.row(i, r));
         s.neighbor_sims.push_back(top.sim(i, r));
     }
-    score_relative(i, input, top, s);
+    score_relative(i, top, sims, s);
     score_hd_on(i, found, s);
 }
 
@@ -220,9 +161,14 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     std::vector<IdeaScore> scores(n);
     for (std::size_t i = 0; i < n; ++i) {
         scores[i].searchable = queries.row_limit[i];
-        score_idea(i, input, found, scores[i]);
+        check_neighbours(i, options_, found.top);
     }
+    const NeighbourSims sims = options_.full_self_join ? densities_from_joins(input, found.top, scores)
+                                                       : densities_on_demand(input, found.top, scores);
+    for (std::size_t i = 0; i < n; ++i) score_idea(i, found, sims, scores[i]);
     return scores;
 }
+
+Scorer::~Scorer() = default;
 
 }  // namespace novelty

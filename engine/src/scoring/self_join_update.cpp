@@ -9,6 +9,7 @@
 #include "search/cpu/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/cpu/topk_heap.hpp"
+#include "scoring/sorted_list.hpp"
 #include "search/search_rules.hpp"
 #include "util/parallel_for.hpp"
 
@@ -43,25 +44,6 @@ void rows_to_f32(const VectorView& view, const std::vector<std::size_t>& rows, s
             for (std::size_t d = 0; d < view.dim; ++d) out[i * view.dim + d] = half_to_float(src[d]);
         }
     }
-}
-
-// Inserts (sim, row) into the sorted list of k entries at `rows`/`sims` when it ranks before
-// the last one (higher similarity, or equal and a lower row; padding -1/-inf ranks last).
-bool insert_sorted(std::int64_t* rows, float* sims, std::size_t k, float sim, std::int64_t row) {
-    const ScoredRow cand{sim, static_cast<std::int32_t>(row)};
-    auto before = [&](std::size_t i) {
-        return rows[i] < 0 || ranks_before(cand, ScoredRow{sims[i], static_cast<std::int32_t>(rows[i])});
-    };
-    if (!before(k - 1)) return false;
-    std::size_t at = k - 1;
-    while (at > 0 && before(at - 1)) {
-        rows[at] = rows[at - 1];
-        sims[at] = sims[at - 1];
-        --at;
-    }
-    rows[at] = row;
-    sims[at] = sim;
-    return true;
 }
 
 // Kept rows get their old lists in new numbering; returns which kept rows lost a neighbour.

@@ -4,6 +4,8 @@
 #include "novelty/corpus/corpus_add.hpp"
 #include "novelty/corpus/import.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
+#include "novelty/scoring/scoring.hpp"
+#include "novelty/util/dates.hpp"
 #include "novelty/search/search.hpp"
 #include "novelty/util/error.hpp"
 #include "search_reference.hpp"
@@ -278,4 +280,59 @@ TEST(CorpusAdd, IdenticalS2RecordsAreDroppedAndChangeNothing) {
     const Corpus changed = Corpus::open(tmp.file("c"));
     EXPECT_TRUE(vector_is(changed, *changed.find_row("9"), test::random_unit_rows(1, 16, 4).data()));
     EXPECT_EQ(changed.manifest().updates.size(), 2u);  // the rebuild's and this one's
+}
+
+namespace {
+
+// Ideas at the whole corpus and at date cutoffs (row limits of `corpus`), a few exclusions.
+std::vector<IdeaScore> score_ideas(const Corpus& corpus, const std::vector<float>& ideas, bool full,
+                                   DensityCounts* counts = nullptr) {
+    ScoreInput input{ideas.data(), ideas.size() / 16, 16, {}, {}, {}};
+    for (std::size_t i = 0; i < input.n_ideas; ++i) {
+        input.row_limit.push_back(i % 3 == 0 ? corpus.size()
+                                             : corpus.rows_through(*parse_date(std::to_string(2006 + i % 13))));
+        input.excluded.add({static_cast<std::int64_t>(i * 7 % 100)});
+    }
+    ScoreOptions options;
+    options.p = 12;
+    options.q = 6;
+    options.full_self_join = full;
+    auto idx = make_cpu_backend()->build(VectorView::of(corpus.vectors()));
+    Scorer scorer(corpus, *idx, options);
+    auto scores = scorer.score(input);
+    if (counts) *counts = scorer.density_counts();
+    return scores;
+}
+
+}  // namespace
+
+TEST(CorpusAdd, CarriesTheDensityStoreOverAndItsDensitiesStayExact) {
+    TempDir tmp;
+    write_s2(tmp.file("p0.jsonl"), tmp.file("e0.jsonl"), 0, 400, 1);
+    import_s2({tmp.file("p0.jsonl"), tmp.file("e0.jsonl")}, tmp.file("c"));
+    const auto ideas = test::random_unit_rows(30, 16, 9);
+    DensityCounts before;
+    score_ideas(Corpus::open(tmp.file("c")), ideas, false, &before);
+    ASSERT_GT(before.computed, 0u);
+    // New papers dated among the old ones (rows renumbered), and two old papers replaced.
+    write_s2(tmp.file("p1.jsonl"), tmp.file("e1.jsonl"), 400, 40, 2);
+    write_s2(tmp.file("p2.jsonl"), tmp.file("e2.jsonl"), 17, 2, 3, "Revised paper");
+    AddPapersOptions options;
+    for (const char* f : {"p1.jsonl", "e1.jsonl", "p2.jsonl", "e2.jsonl"})
+        options.sources.push_back({tmp.file(f), ImportFormat::s2, ""});
+    const AddPapersSummary s = add_papers(tmp.file("c"), options);
+    EXPECT_GT(s.density_lists_kept, 0u);
+    EXPECT_EQ(s.density_lists_kept + s.density_lists_dropped, before.computed);
+    std::filesystem::copy(tmp.file("c"), tmp.file("reference"), std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(tmp.file("reference/cache"));
+    DensityCounts after;
+    const auto got = score_ideas(Corpus::open(tmp.file("c")), ideas, false, &after);
+    const auto want = score_ideas(Corpus::open(tmp.file("reference")), ideas, true);
+    EXPECT_GT(after.served, 0u) << "carried lists serve the same ideas after the add";
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].neighbor_rows, want[i].neighbor_rows) << "idea " << i;
+        EXPECT_EQ(got[i].neighbor_nd, want[i].neighbor_nd) << "idea " << i;
+        EXPECT_EQ(got[i].rnd, want[i].rnd) << "idea " << i;
+    }
 }

@@ -47,6 +47,10 @@ struct AddPapersSummary {
     std::vector<std::string> caches_dropped;  ///< cache files removed (prefix caches, other backends)
     std::size_t rows_searched = 0;            ///< rows searched in full for the updated caches
     std::size_t rows_entered = 0;             ///< old rows a new paper entered the stored neighbours of
+    /// The density store (docs/formats.md): its lists carried over (renumbered, offered the new
+    /// rows within their prefix) and dropped (their paper or a stored neighbour removed).
+    std::size_t density_lists_kept = 0;
+    std::size_t density_lists_dropped = 0;
     double cache_seconds = 0;                 ///< wall time spent updating the caches
     double papers_seconds = 0;                ///< wall time spent reading the inputs and writing papers.sqlite
     /// True when papers.sqlite was rebuilt from all papers (a corpus imported before the keyed

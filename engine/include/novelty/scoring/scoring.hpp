@@ -30,12 +30,28 @@ struct ScoreOptions {
     /// split, 2021); rows before it are neither historical nor contemporary. Without it (or
     /// without a split) the historical papers start at row 0.
     std::optional<std::size_t> historical_from_row;
-    ProgressFn on_density_progress;  ///< progress of self-joins computed on demand
+    /// Progress of the densities computed on demand (neighbour rows searched, of the batch's
+    /// total; or the self-join's blocks on the reference path).
+    ProgressFn on_density_progress;
     /// Told when a computed self-join cannot be cached (a read-only corpus); scoring goes on.
     std::function<void(const std::string&)> on_cache_warning;
     /// Store self-joins computed on demand in the corpus's cache directory. False (a server that
     /// must not write into its corpus): caches are still read, computed joins stay in memory.
     bool write_cache = true;
+    /// The reference path (tests): each idea's neighbour densities from the full self-join of
+    /// its row prefix (computed and cached per prefix, as `novelty index` does), instead of the
+    /// density store's lists computed on demand. Both give the same results, bit for bit.
+    bool full_self_join = false;
+};
+
+/// How the densities of the neighbours scored so far were found (Scorer::density_counts).
+struct DensityCounts {
+    std::size_t served = 0;    ///< read from a stored list (the store, a self-join cache)
+    std::size_t computed = 0;  ///< lists computed (and stored) on demand
+    /// Neighbours whose idea excludes more rows of the prefix than a list of max_k can spare:
+    /// searched with those exclusions, in the same batch, and not stored.
+    std::size_t searched_with_exclusions = 0;
+    std::size_t searches = 0;  ///< batched searches run for them (at most one per score call, in calls of 4,096 rows)
 };
 
 /// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row
@@ -82,11 +98,6 @@ struct IdeaScore {
     std::string densities_by;
 };
 
-/// Scores ideas. Densities of corpus papers come from the cached self-join of the idea's row
-/// prefix (computed on demand and cached), with the idea's excluded rows removed from each
-/// neighbour's list; when more than `extra` of a neighbour's cached neighbours are excluded its
-/// density is recomputed directly, so the result is always exact.
-/// Throws UsageError when p or q exceed what an idea's prefix (less its exclusions) holds.
 /// Papers an idea can reach: rows [0, row_limit) (capped at n_rows) less its distinct excluded
 /// rows among them. Scoring needs more than max(p, q) of them (its neighbours' densities leave
 /// each neighbour out).
@@ -98,13 +109,34 @@ std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const st
 /// to CUTOFF"). Every edge (novelty score, the server, triage) words it this way.
 std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, const std::string& cutoff);
 
+class DensityStore;
+
+/// Scores ideas. A neighbour's density at an idea's cutoff and exclusions is read from the
+/// corpus's density store (density_store.hpp) when a stored list serves it; the lists missing
+/// are computed in one batched search per score() call (each neighbour row a query with its own
+/// row limit) through the same index, and appended to the store. Each list keeps q + extra
+/// neighbours, so that up to `extra` exclusions still leave q of them; for an idea that excludes
+/// more rows of the prefix, the list is made longer (k doubled until it is enough). The result is
+/// always exact. Throws UsageError when p or q exceed what an idea's prefix (less its
+/// exclusions) holds.
 class Scorer {
 public:
     /// `index` must be built on corpus.vectors() (UsageError otherwise); it serves every search.
     Scorer(const Corpus& corpus, SearchIndex& index, ScoreOptions options);
+    ~Scorer();
     std::vector<IdeaScore> score(const ScoreInput& input);
+    /// Totals over every score() call so far.
+    const DensityCounts& density_counts() const { return counts_; }
 
 private:
+    /// Per idea i and neighbour rank r < p (index i * p + r): the similarities its density
+    /// averages; per idea, the labels of the backends that computed them.
+    struct NeighbourSims {
+        std::vector<std::vector<float>> sims;
+        std::vector<std::string> labels;
+    };
+    NeighbourSims densities_on_demand(const ScoreInput& input, const TopK& top, const std::vector<IdeaScore>& scores);
+    NeighbourSims densities_from_joins(const ScoreInput& input, const TopK& top, const std::vector<IdeaScore>& scores);
     const SelfJoin& join_for(std::size_t n_rows);
     /// The similarities of a corpus row's nearest other rows within the prefix, less the excluded:
     /// q of them, or q - 1 with include_self (the row itself then counts at distance 0).
@@ -113,14 +145,16 @@ private:
     /// papers (HD) and, with a split, its nearest contemporary ones (CD).
     struct Searches;
     Searches search_all(const SearchQueries& queries);
-    void score_idea(std::size_t i, const ScoreInput& input, const Searches& found, IdeaScore& s);
-    void score_relative(std::size_t i, const ScoreInput& input, const TopK& top, IdeaScore& s);
+    void score_idea(std::size_t i, const Searches& found, const NeighbourSims& sims, IdeaScore& s);
+    void score_relative(std::size_t i, const TopK& top, const NeighbourSims& sims, IdeaScore& s);
     void score_hd_on(std::size_t i, const Searches& found, IdeaScore& s);
 
     const Corpus& corpus_;
     SearchIndex& index_;
     ScoreOptions options_;
     std::vector<std::pair<std::size_t, SelfJoin>> joins_;
+    std::unique_ptr<DensityStore> store_;
+    DensityCounts counts_;
 };
 
 }  // namespace novelty
