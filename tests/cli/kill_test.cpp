@@ -6,6 +6,7 @@
 #include "novelty/util/checksum.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty/scoring/density_store.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/io/npy.hpp"
 #include "search_reference.hpp"
@@ -81,6 +82,15 @@ State inspect(const std::string& dir) {
             EXPECT_NO_THROW(valid = novelty::read_self_join(it->path().string(), m.vectors_sha256, rows, q, k, join))
                 << it->path() << " is damaged";
             if (valid) state.caches.insert(it->path().filename().string());
+        }
+        // The density store's segments (named by their contents): every one complete and whole.
+        std::vector<std::string> damaged;
+        const novelty::DensityStore store(corpus, 1, false, [&](const std::string& m) { damaged.push_back(m); });
+        EXPECT_TRUE(damaged.empty()) << dir << ": " << (damaged.empty() ? "" : damaged[0]);
+        for (fs::directory_iterator it(fs::path(dir) / "cache", ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (name.rfind("densities-k", 0) == 0 && name.ends_with(".bin") && name.find(".tmp-") == std::string::npos)
+                state.caches.insert(name);
         }
     } catch (const novelty::CorpusError& e) {
         state.refused = true;
@@ -267,6 +277,24 @@ TEST(KillTest, AddVectorsAndIndexLeaveTheOldStateTheNewOneOrARefusal) {
                            attach(dir + "/c", tmp.file("v1.npy"));
                        },
                        index, index, {"write:selfjoin-q3-k4-rows12.bin", "rename:selfjoin-q3-k4-rows12.bin"}});
+}
+
+TEST(KillTest, ScoreLeavesTheOldDensityStoreOrTheNewOne) {
+    // score appends the densities it computed to the store as one segment: after a kill the
+    // store holds the old segments or the new one too, never part of one.
+    TempDir tmp;
+    novelty::test::write_file(tmp.file("a.jsonl"), papers("a"));
+    novelty::test::write_file(tmp.file("ideas.jsonl"), "{\"id\": \"a3\"}\n{\"id\": \"a7\", \"date\": \"2015\"}\n");
+    const auto v1 = novelty::test::random_unit_rows(12, 4, 1);
+    novelty::write_npy(tmp.file("v1.npy"), novelty::DType::f32, 12, 4, v1.data());
+    const std::string score = "score -q --corpus {C} --ideas " + shell_quote(tmp.file("ideas.jsonl")) +
+                              " --p 3 --q 3 --extra 1";
+    run_scenario(tmp, {"score",
+                       [&](const std::string& dir) {
+                           import_to(tmp.file("a.jsonl"), dir + "/c");
+                           attach(dir + "/c", tmp.file("v1.npy"));
+                       },
+                       score, score, {}});
 }
 
 TEST(KillTest, CorpusEmbedLeavesTheOldVectorsTheNewOnesOrARefusal) {

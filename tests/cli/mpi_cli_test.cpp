@@ -124,6 +124,50 @@ TEST_F(MpiCli, RandomCorpusSearchAndIndexWithCutoffsExclusionsAndTies) {
     expect_same_cache(tmp, corpus, "--q 4 --cutoff 2011", "env NOVELTY_SHARD_BLOCK=50 ");
 }
 
+TEST_F(MpiCli, OnDemandDensitiesEqualTheFullSelfJoinUnderTwoAndThreeRanks) {
+    // Ideas (corpus papers, each left out of its own search) at many distinct cutoffs, with
+    // exclusions (some beyond the stored extras) and exact ties: the density store's on-demand
+    // densities, in one process and under 2 and 3 ranks, and a second run reading them back, all
+    // write the bytes of the full self-join path.
+    const std::string corpus = random_corpus(tmp, 400, 24);
+    std::string ideas;
+    for (int i = 0; i < 45; ++i) {
+        ideas += "{\"id\": \"p" + std::to_string(i * 8 + 3) + "\"";
+        if (i % 5) ideas += ", \"date\": \"" + std::to_string(2008 + i % 12) + "-0" + std::to_string(1 + i % 9) + "-2" +
+                            std::to_string(i % 8) + "\"";
+        if (i % 4 == 1) {
+            ideas += ", \"exclude\": [";
+            for (int e = 0; e < 14; ++e) ideas += std::string(e ? ", " : "") + "\"p" + std::to_string((i * 37 + e * 11) % 400) + "\"";
+            ideas += "]";
+        }
+        ideas += "}\n";
+    }
+    write_file(tmp.file("ideas.jsonl"), ideas);
+    auto score = [&](const std::string& launch, const std::string& copy, const std::string& densities, bool fresh) {
+        if (fresh) {
+            fs::remove_all(tmp.file(copy));
+            fs::copy(corpus, tmp.file(copy), fs::copy_options::recursive);
+            fs::remove_all(tmp.file(copy) + "/cache");
+        }
+        auto result = run_line(launch + cli + " score --corpus " + shell_quote(tmp.file(copy)) + " --ideas " +
+                                   shell_quote(tmp.file("ideas.jsonl")) + " --p 12 --q 6 --extra 4 --densities " +
+                                   densities + " --methods rnd,hd,density,rel_hd -q --out " +
+                                   shell_quote(tmp.file(copy + ".jsonl")),
+                               tmp);
+        EXPECT_EQ(result.exit_code, 0) << launch << result.err;
+        return read_file(tmp.file(copy + ".jsonl"));
+    };
+    const std::string reference = score("", "full", "self-join", true);
+    ASSERT_FALSE(reference.empty());
+    EXPECT_TRUE(score("", "one", "on-demand", true) == reference);
+    EXPECT_TRUE(score("", "one", "on-demand", false) == reference) << "read back from the store";
+    for (int n_ranks : {2, 3}) {
+        const std::string copy = "ranks" + std::to_string(n_ranks);
+        EXPECT_TRUE(score(mpirun(n_ranks), copy, "on-demand", true) == reference) << n_ranks << " ranks";
+        EXPECT_TRUE(score(mpirun(n_ranks), copy, "on-demand", false) == reference) << n_ranks << " ranks, second run";
+    }
+}
+
 TEST_F(MpiCli, DemoCorpusSearchIndexScoreAndRetrieveAreIdentical) {
     const std::string demo = std::string(NOVELTY_SOURCE_DIR) + "/data/demo/";
     const std::string corpus = tmp.file("demo");
