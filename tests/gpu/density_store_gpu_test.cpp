@@ -56,12 +56,17 @@ TEST(CudaDensityStore, OnDemandEqualsTheFullSelfJoinThroughTheSameIndex) {
         const bool exact = storage == DeviceStorage::f32;
         for (std::size_t i = 0; i < n_ideas; ++i) {
             EXPECT_TRUE(same_bits(got[i].nd, want[i].nd)) << "idea " << i;
-            if (exact) EXPECT_TRUE(same_bits(got[i].rnd, want[i].rnd)) << "idea " << i;
+            if (exact) {
+                EXPECT_TRUE(same_bits(got[i].rnd, want[i].rnd)) << "idea " << i;
+            }
             EXPECT_EQ(got[i].neighbor_rows, want[i].neighbor_rows) << "idea " << i;
             ASSERT_EQ(got[i].neighbor_nd.size(), want[i].neighbor_nd.size());
             for (std::size_t r = 0; r < got[i].neighbor_nd.size(); ++r) {
-                if (exact) EXPECT_TRUE(same_bits(got[i].neighbor_nd[r], want[i].neighbor_nd[r])) << "idea " << i << " neighbour " << r;
-                else EXPECT_NEAR(got[i].neighbor_nd[r], want[i].neighbor_nd[r], 2e-3) << "idea " << i << " neighbour " << r;
+                if (exact) {
+                    EXPECT_TRUE(same_bits(got[i].neighbor_nd[r], want[i].neighbor_nd[r])) << "idea " << i << " neighbour " << r;
+                } else {
+                    EXPECT_NEAR(got[i].neighbor_nd[r], want[i].neighbor_nd[r], 2e-3) << "idea " << i << " neighbour " << r;
+                }
             }
             EXPECT_EQ(got[i].densities_by, want[i].densities_by);
         }
