@@ -4,6 +4,7 @@
 // version's; the field is the primary (first) category; whitespace runs in title and abstract
 // (the snapshot keeps the submitters' line breaks) become single spaces.
 #include "corpus/import/record_fields.hpp"
+#include "io/jsonl.hpp"
 #include "novelty/util/message_text.hpp"
 
 #include <cctype>
@@ -59,7 +60,13 @@ Paper paper_from_arxiv(const nlohmann::json& record, const std::string& file, st
     else fields.use({"update_date"});
 
     std::string categories;
-    if (auto it = raw.find("categories"); it != raw.end() && it->is_string()) categories = it->get<std::string>();
+    if (auto it = raw.find("categories"); it != raw.end() && !it->is_null()) {
+        // The snapshot gives a string; anything else would silently leave the field empty: refused.
+        if (!it->is_string())
+            fields.fail("'categories' must be a string of space-separated categories such as \"cs.LG stat.ML\", found " +
+                        json_type_words(*it));
+        categories = it->get<std::string>();
+    }
     paper.field = categories.substr(0, categories.find(' '));
     paper.venue = fields.text({"journal-ref"});
     finish_paper(paper, date, std::nullopt, fields, field_override);

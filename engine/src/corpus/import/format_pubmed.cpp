@@ -1,11 +1,13 @@
 // PubMed baseline and daily update files (gzip XML, docs/formats.md): a <PubmedArticleSet> of
-// <PubmedArticle> records and <DeleteCitation> lists. The file is read line by line and each
-// top-level record is parsed on its own with pugixml, so memory stays that of one record.
+// <PubmedArticle> records and <DeleteCitation> lists. The file is read line by line, a small
+// tokenizer (pubmed_splitter.hpp) finds each record's bounds, and each record is parsed on its
+// own with pugixml, so memory stays that of one record.
 // Kept: PMID (the id), DOI and PMC id (aliases), ArticleTitle, the Abstract (structured
 // sections as "LABEL: text", joined by spaces), the journal Title (venue), the journal issue's
 // PubDate (Year, Month, Day, or a MedlineDate such as "1998 Dec-1999 Jan"; the ArticleDate
 // when it has none) and the MeSH descriptor names (extra "mesh"). <PubmedBookArticle> records
 // are not articles of a journal and are passed over.
+#include "corpus/import/pubmed_splitter.hpp"
 #include "corpus/import/record_fields.hpp"
 #include "io/text_lines.hpp"
 #include "novelty/util/error.hpp"
@@ -133,40 +135,36 @@ Paper paper_from_article(const pugi::xml_node& article, const std::string& file,
     return paper;
 }
 
-// Position of the start tag `<name` (followed by '>' or a blank) in `line` from `from`.
-std::size_t find_start_tag(const std::string& line, std::size_t from, const std::string& name) {
-    for (std::size_t at = line.find("<" + name, from); at != std::string::npos; at = line.find("<" + name, at + 1)) {
-        const std::size_t after = at + 1 + name.size();
-        if (after >= line.size() || line[after] == '>' || std::isspace(static_cast<unsigned char>(line[after])) ||
-            line[after] == '/')
-            return at;
-    }
-    return std::string::npos;
-}
-
 class PubmedChunks {
 public:
     PubmedChunks(const std::string& path, const PubmedSink& sink) : path_(path), sink_(sink) {}
 
-    // One record's text, starting on `line`.
-    void handle(const std::string& name, const std::string& chunk, std::size_t line) {
+    // One record, as the splitter found it.
+    void handle(const PubmedSplitter::Record& record) {
+        const std::string& name = record.name;
+        if (!record.problem.empty()) {
+            sink_.skip(InputError(path_, record.problem_line, "in the <" + name + "> of line " +
+                                                                  std::to_string(record.line) + ": " + record.problem));
+            return;
+        }
+        const std::string& chunk = record.text;
         pugi::xml_document doc;
         const pugi::xml_parse_result parsed = doc.load_buffer(chunk.data(), chunk.size(), pugi::parse_default,
                                                               pugi::encoding_utf8);
         if (!parsed) {
-            const auto newlines = std::count(chunk.begin(), chunk.begin() + std::min<std::size_t>(
-                                                                               static_cast<std::size_t>(parsed.offset), chunk.size()), '\n');
-            sink_.skip(InputError(path_, line + static_cast<std::size_t>(newlines),
+            const auto upto = std::min<std::size_t>(static_cast<std::size_t>(parsed.offset), chunk.size());
+            const auto newlines = std::count(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+            sink_.skip(InputError(path_, record.line + static_cast<std::size_t>(newlines),
                                   std::string("malformed XML in <") + name + ">: " + parsed.description()));
             return;
         }
         if (name == "DeleteCitation") {
-            for (const auto& pmid : doc.child("DeleteCitation").children("PMID")) sink_.deletion(all_text(pmid), line);
+            for (const auto& pmid : doc.child("DeleteCitation").children("PMID")) sink_.deletion(all_text(pmid), record.line);
             return;
         }
         if (name != "PubmedArticle") return;
         try {
-            sink_.article(paper_from_article(doc.child("PubmedArticle"), path_, line), line);
+            sink_.article(paper_from_article(doc.child("PubmedArticle"), path_, record.line), record.line);
         } catch (const InputError& error) {
             sink_.skip(error);
         }
@@ -180,41 +178,16 @@ private:
 }  // namespace
 
 std::string read_pubmed(const std::string& path, const PubmedSink& sink) {
-    static const char* const names[] = {"PubmedArticle", "DeleteCitation", "PubmedBookArticle"};
     LineReader reader(path);
     PubmedChunks chunks(path, sink);
-    std::string line, chunk, open;
-    std::size_t open_line = 0, n_lines = 0;
+    PubmedSplitter splitter(path, [&](PubmedSplitter::Record& record) { chunks.handle(record); });
+    std::string line;
+    std::size_t n_lines = 0;
     while (reader.next(line)) {
         if (++n_lines % 4096 == 0 && sink.progress) sink.progress(reader.bytes_read(), reader.file_size());
-        std::size_t pos = 0;
-        while (pos < line.size()) {
-            if (open.empty()) {
-                std::size_t first = std::string::npos;
-                for (const char* name : names) {
-                    const std::size_t at = find_start_tag(line, pos, name);
-                    if (at < first) { first = at; open = name; }
-                }
-                if (first == std::string::npos) break;
-                pos = first;
-                open_line = reader.line_number();
-                chunk.clear();
-            }
-            const std::string close = "</" + open + ">";
-            const std::size_t end = line.find(close, pos);
-            if (end == std::string::npos) {
-                chunk.append(line, pos, std::string::npos);
-                chunk += '\n';
-                break;
-            }
-            chunk.append(line, pos, end + close.size() - pos);
-            chunks.handle(open, chunk, open_line);
-            open.clear();
-            pos = end + close.size();
-        }
+        splitter.feed(line, reader.line_number());
     }
-    if (!open.empty())
-        throw InputError(path, open_line, "<" + open + "> is not closed before the end of the file (is the file truncated?)");
+    splitter.finish();
     return reader.sha256();
 }
 

@@ -83,7 +83,8 @@ Paper paper_from_s2(const nlohmann::json& record, const std::string& file, std::
             paper.venue = (*journal)["name"].get<std::string>();
     }
     paper.field = first_field_of_study(record);  // the lists stay in extra_json
-    paper.citations = fields.integer({"citationcount", "citationCount"});
+    // The datasets give a number; a string (even of digits) means a file of another shape: refused.
+    paper.citations = fields.integer({"citationcount", "citationCount"}, RecordFields::Strings::refused);
     finish_paper(paper, date, year, fields, field_override, TextRule::may_come_later);
     return paper;
 }
@@ -93,6 +94,7 @@ S2Abstract s2_abstract(const nlohmann::json& record, const std::string& file, st
     S2Abstract out;
     out.corpusid = fields.id({"corpusid", "corpusId"});
     out.abstract = fields.text({"abstract"});
+    check_stored_text(out.abstract, "the abstract", file, line);
     return out;
 }
 

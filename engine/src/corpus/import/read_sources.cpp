@@ -90,6 +90,7 @@ public:
     /// and an InputError otherwise.
     void add(const Paper& paper, SourceInfo& info, std::size_t file_index, std::size_t line, bool revisions) {
         const std::string& path = options_.sources[file_index].path;
+        check_stored_text(paper, path, line);
         if (base_find_ && !replace_in_base(paper, path, line)) {
             ++info.duplicates;
             ++reading_.duplicates;

@@ -1,12 +1,14 @@
 #include "corpus/import/record_fields.hpp"
 
 #include "io/jsonl.hpp"
+#include "io/text_lines.hpp"
 #include "io/json/json_parse.hpp"
 #include "novelty/util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/corpus.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 namespace novelty::import_detail {
 
@@ -53,13 +55,19 @@ std::string RecordFields::text(std::initializer_list<const char*> keys) {
     return {};
 }
 
-std::optional<std::int64_t> RecordFields::integer(std::initializer_list<const char*> keys) {
+std::optional<std::int64_t> RecordFields::integer(std::initializer_list<const char*> keys, Strings strings) {
     for (const char* key : keys) {
         auto it = record_.find(key);
         used_.insert(key);
         if (it == record_.end() || it->is_null()) continue;
-        if (it->is_number_integer()) return it->get<std::int64_t>();
-        if (it->is_number_unsigned()) return static_cast<std::int64_t>(it->get<std::uint64_t>());
+        if (it->is_number_unsigned()) {  // (also an integer to nlohmann: read first, so it cannot wrap)
+            if (it->get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX))
+                return static_cast<std::int64_t>(it->get<std::uint64_t>());
+        } else if (it->is_number_integer()) {
+            return it->get<std::int64_t>();
+        }
+        if (it->is_string() && strings == Strings::refused)
+            fail(std::string("'") + key + "' must be a number, found a string " + quote_value(it->get<std::string>()));
         if (it->is_number_float()) {
             const double v = it->get<double>();
             if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
@@ -131,6 +139,24 @@ void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::opt
     }
     if (paper.citations && *paper.citations < 0) paper.citations.reset();
     paper.extra_json = fields.extra_json();
+}
+
+void check_stored_text(const std::string& text, const std::string& what, const std::string& file, std::size_t line) {
+    const std::size_t bad = find_invalid_utf8(text);
+    if (bad == std::string_view::npos) return;
+    throw InputError(file, line, what + " is not valid UTF-8 (byte " + std::to_string(bad + 1) + " of " +
+                                     std::to_string(text.size()) + "): it would be unreadable later, so it is not stored");
+}
+
+void check_stored_text(const Paper& paper, const std::string& file, std::size_t line) {
+    check_stored_text(paper.id, "the id", file, line);
+    check_stored_text(paper.title, "the title", file, line);
+    check_stored_text(paper.abstract, "the abstract", file, line);
+    check_stored_text(paper.date, "the date", file, line);
+    check_stored_text(paper.field, "the field", file, line);
+    check_stored_text(paper.venue, "the venue", file, line);
+    check_stored_text(paper.extra_json, "the extra metadata", file, line);
+    for (const auto& alias : paper.aliases) check_stored_text(alias, "an alias", file, line);
 }
 
 void add_aliases(Paper& paper, AliasKind kind, const std::string& value) {

@@ -32,8 +32,11 @@ public:
     std::string id(std::initializer_list<const char*> keys);
     /// A string, "" when absent or null; throws when another type.
     std::string text(std::initializer_list<const char*> keys);
-    /// An integer (or a whole-number float, or a string of digits), nullopt when absent or null.
-    std::optional<std::int64_t> integer(std::initializer_list<const char*> keys);
+    /// Whether integer() reads a string of digits ("12") as its number, or refuses any string.
+    enum class Strings { read, refused };
+    /// An integer (or a whole-number float, or a string of digits unless `strings` is refused),
+    /// nullopt when absent or null (or, when strings are read, an empty string); throws otherwise.
+    std::optional<std::int64_t> integer(std::initializer_list<const char*> keys, Strings strings = Strings::read);
     /// A date string (see parse_date), nullopt when absent/null/empty; throws when unparseable.
     std::optional<PartialDate> date(std::initializer_list<const char*> keys);
     /// Marks keys as used without reading them.
@@ -69,6 +72,13 @@ enum class TextRule { required, may_come_later };
 /// Throws through `fields` on problems.
 void finish_paper(Paper& paper, const std::optional<PartialDate>& date, std::optional<std::int64_t> year,
                   RecordFields& fields, const std::string& field_override, TextRule text_rule = TextRule::required);
+
+/// The last check before a paper is stored, for every importer: each text it holds (id, title,
+/// abstract, date, field, venue, extra, aliases) is valid UTF-8, so no later command meets text it
+/// cannot read. Throws InputError at file:line naming the text and the byte otherwise.
+void check_stored_text(const Paper& paper, const std::string& file, std::size_t line);
+/// The same check for one text (`what` names it in the message).
+void check_stored_text(const std::string& text, const std::string& what, const std::string& file, std::size_t line);
 
 /// The kinds of external id a paper may be named by. add_aliases adds the forms of `value`
 /// that find_row resolves (nothing when `value` is empty):
