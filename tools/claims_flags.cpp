@@ -1,5 +1,7 @@
 #include "claims_flags.hpp"
 
+#include "cli_common.hpp"
+
 namespace novelty::cli {
 
 void add_claims_stage_flags(CLI::App& cmd, host::ClaimsLlmSettings& llm, host::ClaimsMethodSettings& method,
@@ -40,7 +42,8 @@ void add_claims_stage_flags(CLI::App& cmd, host::ClaimsLlmSettings& llm, host::C
                    prefix + "dimension weights as DIMENSION=WEIGHT pairs, e.g. problem=0.5,result=0.2; dimensions not "
                             "named keep the paper's (problem 0.4, methodology 0.2, resource 0.1, result 0.3)");
     cmd.add_option("--threshold", method.threshold,
-                   prefix + "no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
+                   prefix + "no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)")
+        ->check(non_empty_value());
 }
 
 }  // namespace novelty::cli

@@ -25,6 +25,13 @@ int run_guarded(const std::function<int()>& body);
 /// The flag that sets a library parameter: device_memory -> --device-memory.
 std::string flag_of(const std::string& parameter);
 
+/// A CLI11 check that runs `parse` on a flag's value; a UsageError it throws becomes the flag's
+/// usage error (exit code 2, naming the flag).
+CLI::Validator checked_by(std::function<void(const std::string&)> parse);
+/// A CLI11 check refusing an empty value: CLI11 reads '' as 0 for a number, and an empty file
+/// name or list would silently mean none.
+CLI::Validator non_empty_value();
+
 /// Registers each command group; each returns nothing and sets callbacks that store the exit
 /// code in `exit_code`.
 /// Returns the `corpus` command, for other groups that add corpus subcommands.

@@ -201,7 +201,8 @@ void add_dedup_command(CLI::App& app, int& exit_code) {
                     "Earlier ideas: a .jsonl of ideas (embedded like --ideas) or a corpus directory (its vectors; the "
                     "ideas are then embedded with the corpus's encoder)");
     cmd->add_option("--against-vectors", a->against_vectors, "N x D .npy with the vector of each --against .jsonl line");
-    cmd->add_option("--threshold", a->threshold, "Cosine similarity at or above which two ideas are linked (default 0.8)");
+    cmd->add_option("--threshold", a->threshold, "Cosine similarity at or above which two ideas are linked (default 0.8)")
+        ->check(non_empty_value());
     cmd->add_option("--representative", a->representative,
                     "central (default: the highest mean similarity to the other members, ties to the earlier idea) or "
                     "first (the earliest idea)")

@@ -173,7 +173,8 @@ void add_llm_flags(CLI::App* cmd, TriageArgs& a) {
     cmd->add_option("--window", a.window, "Proposals in flight at once (default 64)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
     cmd->add_option("--rule-threshold", a.rule_threshold,
-                    "ClaimNov no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)");
+                    "ClaimNov no-judge rule: fail below this N(P) when a claim is strongly matched (default 0.5)")
+        ->check(non_empty_value());
 }
 
 }  // namespace
@@ -193,7 +194,8 @@ void add_triage_command(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", a->out, "Output JSON Lines, one record per idea in input order (OUT.partial while running)")
         ->required();
     cmd->add_flag("--resume", a->resume, "Continue an interrupted run: clusters already in OUT.partial are skipped");
-    cmd->add_option("--threshold", a->threshold, "Dedup: cosine at or above which ideas are linked (default 0.8)");
+    cmd->add_option("--threshold", a->threshold, "Dedup: cosine at or above which ideas are linked (default 0.8)")
+        ->check(non_empty_value());
     cmd->add_option("--representative", a->representative, "Dedup: central (default) or first")
         ->check(CLI::IsMember({"central", "first"}));
     cmd->add_option("--p", a->p, "RND: neighbours whose densities form the reference (default 100)")

@@ -18,6 +18,25 @@ std::string flag_of(const std::string& parameter) {
     return flag;
 }
 
+CLI::Validator checked_by(std::function<void(const std::string&)> parse) {
+    return CLI::Validator(
+        [parse = std::move(parse)](std::string& value) {
+            try {
+                parse(value);
+            } catch (const UsageError& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        },
+        "");
+}
+
+CLI::Validator non_empty_value() {
+    return checked_by([](const std::string& value) {
+        if (value.empty()) throw UsageError("an empty value is none: give one, or leave the flag out");
+    });
+}
+
 int run_guarded(const std::function<int()>& body) {
     try {
         return body();

@@ -1,9 +1,12 @@
 #include "query_input.hpp"
 
+#include "cli_common.hpp"
+
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
+#include "novelty/util/notices.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
@@ -167,36 +170,49 @@ std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<
 }
 
 void add_filter_flags(CLI::App& cmd, FilterFlags& flags) {
-    cmd.add_option("--field", flags.fields, "Only papers of these fields (comma-separated, as 'corpus info' lists them)");
-    cmd.add_option("--venue", flags.venues, "Only papers of these venues (comma-separated, exact names)");
+    cmd.add_option("--field", flags.fields,
+                   "Only papers of these fields (comma-separated, as 'corpus info' lists them; the flag may repeat)")
+        ->allow_extra_args(false)
+        ->check(checked_by([](const std::string& v) { filter_names(v, "field"); }));
+    cmd.add_option("--venue", flags.venues, "Only papers of these venues (comma-separated, exact names; the flag may repeat)")
+        ->allow_extra_args(false)
+        ->check(checked_by([](const std::string& v) { filter_names(v, "venue"); }));
+    cmd.add_option("--venue-file", flags.venue_file,
+                   "Only papers of the venues listed in this file (one exact name per line; for names with commas)")
+        ->check(non_empty_value());
     cmd.add_option("--min-citations", flags.min_citations, "Only papers with at least this many citations")
-        ->check(CLI::NonNegativeNumber);
-    cmd.add_option("--papers", flags.papers, "Only the papers listed in this file (one id per line)");
+        ->check(checked_by([](const std::string& v) { parse_min_citations(v, "min_citations"); }));
+    cmd.add_option("--papers", flags.papers,
+                   "Only the papers listed in this file (one id or alias per line, or JSON Lines with \"id\")")
+        ->check(non_empty_value());
 }
 
 PaperFilter run_filter(const FilterFlags& flags) {
     PaperFilter filter;
-    filter.fields = split_ids(flags.fields);
-    filter.venues = split_ids(flags.venues);
-    if (flags.min_citations >= 0) filter.min_citations = flags.min_citations;
-    if (!flags.papers.empty()) {
-        std::ifstream in(flags.papers);
-        if (!in) throw InputError(flags.papers, 0, "cannot be read");
-        filter.papers.emplace();
-        std::size_t line_number = 0;
-        for (std::string line; std::getline(in, line);) {
-            ++line_number;
-            const std::size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
-            if (first != std::string::npos) filter.papers->push_back(line.substr(first, last - first + 1));
-        }
-        if (filter.papers->empty()) throw InputError(flags.papers, line_number, "names no paper");
-    }
+    for (const auto& list : flags.fields)
+        for (auto& name : filter_names(list, "field")) filter.fields.push_back(std::move(name));
+    for (const auto& list : flags.venues)
+        for (auto& name : filter_names(list, "venue")) filter.venues.push_back(std::move(name));
+    if (!flags.venue_file.empty())
+        for (auto& name : read_name_file(flags.venue_file)) filter.venues.push_back(std::move(name));
+    if (!flags.min_citations.empty()) filter.min_citations = parse_min_citations(flags.min_citations, "min_citations");
+    if (!flags.papers.empty()) filter.papers = read_paper_list(flags.papers);
     return filter;
 }
 
 std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpus, const std::vector<QueryRecord>& records,
                                                              const PaperFilter& run) {
-    RowFilterCache cache(corpus, records.size() + 1);
+    if (run.papers) {
+        const UnknownPapers unknown = unknown_papers(corpus, *run.papers);
+        if (unknown.count > 0) {
+            std::string first;
+            for (const auto& id : unknown.first) first += (first.empty() ? "" : ", ") + quote_value(id);
+            notice("--papers: " + std::to_string(unknown.count) + " of the " + std::to_string(run.papers->size()) +
+                   " papers listed are not in the corpus (" + first + (unknown.count > unknown.first.size() ? ", ..." : "") +
+                   "); they match nothing");
+        }
+    }
+    RowFilterCache cache(corpus, 2 * records.size() + 2);
     std::vector<std::shared_ptr<const RowFilter>> filters;
     bool any = false;
     for (const QueryRecord& r : records) {

@@ -87,12 +87,13 @@ std::vector<RecordScope> resolve_scopes(const Corpus& corpus, const std::vector<
 /// dimension mismatch, NaN/Inf or zero vectors.
 QueryInput load_query_input(const Corpus& corpus, const QueryInputOptions& options);
 
-/// The metadata filter flags (--field, --venue, --min-citations, --papers).
+/// The metadata filter flags (--field, --venue, --venue-file, --min-citations, --papers).
 struct FilterFlags {
-    std::string fields;  ///< comma-separated
-    std::string venues;  ///< comma-separated
-    long long min_citations = -1;  ///< -1 = no floor
-    std::string papers;  ///< a file of paper ids, one per line
+    std::vector<std::string> fields;  ///< each comma-separated; the flag may repeat
+    std::vector<std::string> venues;  ///< each comma-separated; the flag may repeat
+    std::string venue_file;           ///< a file of venues, one per line (names that hold commas)
+    std::string min_citations;        ///< "" = no floor
+    std::string papers;               ///< a file of paper ids, one per line, or JSON Lines with "id"
 };
 
 /// The flags every command that reads queries or ideas shares.
@@ -107,11 +108,14 @@ struct QueryFlags {
     bool quiet = false;
 };
 
-/// Adds --field, --venue, --min-citations and --papers to `cmd`.
+/// Adds --field, --venue, --venue-file, --min-citations and --papers to `cmd`; an empty or
+/// malformed value is a usage error naming its flag.
 void add_filter_flags(CLI::App& cmd, FilterFlags& flags);
-/// The run's filter from its flags (reading the --papers file).
+/// The run's filter from its flags (reading the --venue-file and --papers files).
 PaperFilter run_filter(const FilterFlags& flags);
 /// Per record: the run's filter with the record's own "filter"; empty when neither gives any.
+/// Papers the run's list names that are not in the corpus are reported in a note (how many,
+/// and the first few), as unknown excluded ids are.
 std::vector<std::shared_ptr<const RowFilter>> record_filters(const Corpus& corpus, const std::vector<QueryRecord>& records,
                                                              const PaperFilter& run);
 

@@ -87,13 +87,28 @@ RowFilter rows_matching(const Corpus& corpus, const PaperFilter& filter) {
     return rows;
 }
 
-std::shared_ptr<const RowFilter> RowFilterCache::rows(const PaperFilter& run, const std::optional<PaperFilter>& own) {
-    const PaperFilter filter = own ? run.and_also(*own) : run;
+std::shared_ptr<const RowFilter> RowFilterCache::keep(const std::string& key, RowFilter rows) {
+    if (by_key_.size() >= capacity_) by_key_.clear();
+    return by_key_[key] = std::make_shared<const RowFilter>(std::move(rows));
+}
+
+std::shared_ptr<const RowFilter> RowFilterCache::rows_of(const PaperFilter& filter) {
     if (filter.empty()) return nullptr;
     const std::string key = filter.key();
     if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
-    if (by_key_.size() >= capacity_) by_key_.clear();
-    return by_key_[key] = std::make_shared<const RowFilter>(rows_matching(corpus_, filter));
+    return keep(key, rows_matching(corpus_, filter));
+}
+
+std::shared_ptr<const RowFilter> RowFilterCache::rows(const PaperFilter& run, const std::optional<PaperFilter>& own) {
+    if (!own || own->empty()) return rows_of(run);
+    if (run.empty()) return rows_of(*own);
+    // Each side's mask, then the rows both allow: names of papers are resolved on each side.
+    const std::string key = run.key() + '\x1d' + own->key();
+    if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
+    const std::shared_ptr<const RowFilter> a = rows_of(run), b = rows_of(*own);
+    RowFilter both = *a;
+    for (std::size_t w = 0; w < both.words.size(); ++w) both.words[w] &= b->words[w];
+    return keep(key, std::move(both));
 }
 
 }  // namespace novelty

@@ -61,7 +61,7 @@ std::vector<QueryRecord> read_query_records(const std::string& path) {
             if (pool.empty()) fail("'pool' is empty: name at least one paper, or leave it out");
             r.pool = std::move(pool);
         }
-        if (auto filter = j.find("filter"); filter != j.end() && !filter->is_null()) r.filter = parse_record_filter(*filter, fail);
+        if (auto filter = j.find("filter"); filter != j.end()) r.filter = parse_record_filter(*filter, fail);
         records.push_back(std::move(r));
     }
     if (records.empty()) throw InputError(path, 0, "the file holds no records");

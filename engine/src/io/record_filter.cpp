@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 namespace novelty {
 
 namespace {
@@ -12,12 +14,18 @@ namespace {
 /// A name or a list of names.
 std::vector<std::string> names_of(const nlohmann::json& value, const std::string& key,
                                   const std::function<void(const std::string&)>& fail) {
-    if (value.is_string()) return {value.get<std::string>()};
+    if (value.is_string()) {
+        if (value.get_ref<const std::string&>().find_first_not_of(" \t") == std::string::npos)
+            fail("'filter." + key + "' is an empty name, which no paper has: name one, or leave it out");
+        return {value.get<std::string>()};
+    }
     if (!value.is_array()) fail("'filter." + key + "' must be a string or an array of strings, found " + json_type_words(value));
     std::vector<std::string> names;
     for (const auto& e : value) {
         if (!e.is_string()) fail("'filter." + key + "' must hold strings, found " + json_type_words(e));
         names.push_back(e.get<std::string>());
+        if (names.back().find_first_not_of(" \t") == std::string::npos)
+            fail("'filter." + key + "' holds an empty name, which no paper has");
     }
     if (names.empty()) fail("'filter." + key + "' is empty: name at least one, or leave it out");
     return names;
@@ -26,6 +34,8 @@ std::vector<std::string> names_of(const nlohmann::json& value, const std::string
 }  // namespace
 
 PaperFilter parse_record_filter(const nlohmann::json& value, const std::function<void(const std::string&)>& fail) {
+    if (value.is_null())
+        fail("'filter' is null: give an object such as {\"field\": \"cs.LG\"}, or leave the key out");
     if (!value.is_object()) fail("'filter' must be an object, found " + json_type_words(value));
     PaperFilter filter;
     for (const auto& [key, v] : value.items()) {
@@ -36,7 +46,9 @@ PaperFilter parse_record_filter(const nlohmann::json& value, const std::function
         } else if (key == "min_citations") {
             if (!v.is_number_integer() && !v.is_number_unsigned())
                 fail("'filter.min_citations' must be a whole number, found " + json_type_words(v));
-            if (v.is_number_integer() && v.get<std::int64_t>() < 0) fail("'filter.min_citations' is negative");
+            if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+                fail("'filter.min_citations' is beyond 2^63 - 1");
+            if (!v.is_number_unsigned() && v.get<std::int64_t>() < 0) fail("'filter.min_citations' is negative");
             filter.min_citations = v.get<std::int64_t>();
         } else if (key == "papers") {
             if (!v.is_array()) fail("'filter.papers' must be an array of paper ids, found " + json_type_words(v));
@@ -46,6 +58,7 @@ PaperFilter parse_record_filter(const nlohmann::json& value, const std::function
                 else if (e.is_number_integer()) filter.papers->push_back(e.dump());
                 else fail("'filter.papers' must hold paper ids (strings), found " + json_type_words(e));
             }
+            if (filter.papers->empty()) fail("'filter.papers' is empty, which allows no paper: name at least one, or leave it out");
         } else {
             fail("'filter' has an unknown key " + quote_value(key) + " (expected field, venue, min_citations, papers)");
         }

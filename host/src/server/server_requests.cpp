@@ -110,7 +110,7 @@ std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::stri
                 else bad(where + ".exclude", "must hold paper ids (strings), found " + type_words(e));
             }
         }
-        if (auto f = j.find("filter"); f != j.end() && !f->is_null())
+        if (auto f = j.find("filter"); f != j.end())
             r.filter = parse_record_filter(*f, [&](const std::string& problem) { bad(where + ".filter", problem); });
         if (auto v = j.find("vector"); v != j.end() && !v->is_null()) {
             if (!v->is_array()) bad(where + ".vector", "must be an array of numbers, found " + type_words(*v));

@@ -111,6 +111,11 @@ TEST(RecordFilter, ParsedFromRecordsWithClearErrors) {
         {"{\"id\": \"a\", \"filter\": {\"min_citations\": 2.5}}", "must be a whole number"},
         {"{\"id\": \"a\", \"filter\": {\"field\": []}}", "'filter.field' is empty"},
         {"{\"id\": \"a\", \"filter\": {\"venue\": [1]}}", "'filter.venue' must hold strings"},
+        {"{\"id\": \"a\", \"filter\": null}", "'filter' is null"},
+        {"{\"id\": \"a\", \"filter\": {\"field\": \"\"}}", "'filter.field' is an empty name"},
+        {"{\"id\": \"a\", \"filter\": {\"venue\": [\"X\", \" \"]}}", "'filter.venue' holds an empty name"},
+        {"{\"id\": \"a\", \"filter\": {\"papers\": []}}", "'filter.papers' is empty"},
+        {"{\"id\": \"a\", \"filter\": {\"min_citations\": 18446744073709551615}}", "beyond 2^63 - 1"},
     };
     for (const auto& [line, problem] : bad) {
         test::write_file(tmp.file("bad.jsonl"), std::string("{\"id\": \"ok\"}\n") + line + "\n");
@@ -122,6 +127,58 @@ TEST(RecordFilter, ParsedFromRecordsWithClearErrors) {
             EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();  // the line
         }
     }
+}
+
+// Filter values given as text: each empty or malformed one is refused, naming its parameter.
+TEST(FilterInput, NamesAndFloorsAreCheckedWhereverTheyAreRead) {
+    EXPECT_EQ(filter_names("cs.LG,stat.ML", "field"), (std::vector<std::string>{"cs.LG", "stat.ML"}));
+    for (const char* list : {"", ",", "a,,b", "a,", " "}) {
+        try {
+            filter_names(list, "venue");
+            ADD_FAILURE() << list;
+        } catch (const UsageError& e) {
+            EXPECT_EQ(e.parameter(), "venue") << list;
+        }
+    }
+    EXPECT_EQ(parse_min_citations("0", "min_citations"), 0);
+    EXPECT_EQ(parse_min_citations("9223372036854775807", "min_citations"), INT64_MAX);
+    for (const char* text : {"", "99999999999999999999", "9223372036854775808", "-1", "0x10", "1e3", " 5", "5 "})
+        EXPECT_THROW(parse_min_citations(text, "min_citations"), UsageError) << text;
+}
+
+TEST(FilterInput, PaperListsReadIdsJsonLinesAndAByteOrderMark) {
+    test::TempDir tmp;
+    test::write_file(tmp.file("p.txt"), "\xEF\xBB\xBF" "p1\n\n  doi:10.1/x \r\n{\"id\": \"p2\", \"title\": \"T\"}\n{\"id\": 7}\n");
+    EXPECT_EQ(read_paper_list(tmp.file("p.txt")), (std::vector<std::string>{"p1", "doi:10.1/x", "p2", "7"}));
+    const std::pair<const char*, std::size_t> bad[] = {{"p1\n{\"title\": \"no id\"}\n", 2}, {"{\"id\": \n", 1}, {"{\"id\": \"\"}\n", 1},
+                                                       {"\n \n", 0}};
+    for (const auto& [text, line] : bad) {
+        test::write_file(tmp.file("bad.txt"), text);
+        try {
+            read_paper_list(tmp.file("bad.txt"));
+            ADD_FAILURE() << text;
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.line(), line) << e.what();
+        }
+    }
+    test::write_file(tmp.file("v.txt"), "\xEF\xBB\xBF" "Knee Surgery, Sports Traumatology, Arthroscopy\n\n J A \n");
+    EXPECT_EQ(read_name_file(tmp.file("v.txt")), (std::vector<std::string>{"Knee Surgery, Sports Traumatology, Arthroscopy", "J A"}));
+    EXPECT_THROW(read_name_file(tmp.file("missing.txt")), InputError);
+}
+
+// The run's list and the record's are each resolved: the mask allows the rows both name, and
+// unknown names are counted.
+TEST_F(FilterFixture, PaperListsOfRunAndRecordMeetInRowsAndUnknownOnesAreCounted) {
+    const Corpus corpus = Corpus::open(dir);
+    RowFilterCache cache(corpus);
+    PaperFilter run, own;
+    run.papers = std::vector<std::string>{"p3", "p5", "p6"};
+    own.papers = std::vector<std::string>{"p5", "p6", "p8"};
+    own.fields = {"b"};
+    EXPECT_EQ(allowed(corpus, *cache.rows(run, own)), (std::vector<std::string>{"p5"}));
+    const UnknownPapers unknown = unknown_papers(corpus, {"p1", "x", "p2", "y", "z"}, 2);
+    EXPECT_EQ(unknown.count, 3u);
+    EXPECT_EQ(unknown.first, (std::vector<std::string>{"x", "y"}));
 }
 
 }  // namespace

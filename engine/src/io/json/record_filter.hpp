@@ -12,7 +12,8 @@
 namespace novelty {
 
 /// Parses `value`; calls `fail` (which throws) with the problem for anything else: not an
-/// object, an unknown key, a name that is not a string, a negative or fractional count.
+/// object (null too), an unknown key, a name that is not a string or is empty, an empty list of
+/// papers, a negative, fractional or too large count.
 PaperFilter parse_record_filter(const nlohmann::json& value, const std::function<void(const std::string&)>& fail);
 
 }  // namespace novelty
