@@ -8,7 +8,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 parallel=0
 if [ "${1:-}" = "--parallel" ]; then parallel=1; shift; fi
 seconds="${1:-600}"
-targets=(import_fuzz npy_fuzz request_fuzz)
+targets=(import_fuzz pubmed_fuzz npy_fuzz request_fuzz)
 "$here/scripts/fuzz.sh" 1 "${targets[@]}" >/dev/null   # builds them (and runs each for 1 s)
 if [ "$parallel" = 1 ]; then
   pids=()

@@ -4,14 +4,14 @@
 # (fuzz/seeds/<name>/; what the fuzzer finds on the way goes to build/fuzz/corpus/, never into
 # the seeds). Exits non-zero when a target finds a crash, a sanitizer report, a hang (an input
 # taking over 10 s) or a leak; the input is kept in build/fuzz/findings/<target>/.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default: 30 s each for import_fuzz npy_fuzz
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default: 30 s each for import_fuzz pubmed_fuzz npy_fuzz
 #        request_fuzz). scripts/test.sh runs the short form; bench/run_fuzz.sh the long one.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(import_fuzz npy_fuzz request_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(import_fuzz pubmed_fuzz npy_fuzz request_fuzz)
 clangxx="$(command -v clang++ || true)"
 if [ -z "$clangxx" ]; then
   echo "fuzz: clang++ not found; scripts/setup.sh installs it (Debian clang, libclang-rt-14-dev)" >&2

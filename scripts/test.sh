@@ -50,7 +50,8 @@ echo "== Python package" >&2
 NOVELTY_BUILD="$here/build/cpu" NOVELTY_TEST_WHEEL="${NOVELTY_TEST_WHEEL:-1}" \
   "$here/.venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 
-# A short run of each fuzz target (fuzz/: the importers, the .npy reader, the request parser);
+# A short run of each fuzz target (fuzz/: the importers, the PubMed XML reader, the .npy reader,
+# the request parser);
 # bench/run_fuzz.sh runs them for 10 minutes each.
 echo "== fuzz: ${NOVELTY_FUZZ_SECONDS:-30} s per target" >&2
 scripts/fuzz.sh "${NOVELTY_FUZZ_SECONDS:-30}"
