@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds one configuration of the engine with CMake + Ninja.
 # Usage: scripts/build.sh cpu|cuda|auto [extra cmake args...]
+#   NOVELTY_BUILD_TARGETS="novelty ..." builds only those targets (default: everything, tests too)
 #   cpu  -> build/cpu   (NOVELTY_CUDA=OFF)
 #   cuda -> build/cuda  (NOVELTY_CUDA=ON; needs nvcc, no GPU)
 #   auto -> build/auto  (CUDA when nvcc is found)
@@ -30,4 +31,6 @@ if [ -f "$build/CMakeCache.txt" ] &&
   rm -rf "$build"
 fi
 "$cmake_bin" -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNOVELTY_CUDA="$cuda" "$@" >/dev/null
-"$cmake_bin" --build "$build" -j "$jobs"
+targets=()
+for target in ${NOVELTY_BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+"$cmake_bin" --build "$build" -j "$jobs" "${targets[@]}"
