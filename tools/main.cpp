@@ -12,6 +12,9 @@
 
 namespace novelty::cli {
 
+/// `novelty mcp`: the MCP server, run by the Python package (tools/cmd_mcp.cpp).
+void add_mcp_command(CLI::App& app, int& exit_code);
+
 std::string flag_of(const std::string& parameter) {
     std::string flag = "--" + parameter;
     std::replace(flag.begin(), flag.end(), '_', '-');
@@ -119,6 +122,7 @@ int run_cli(int argc, char** argv) {
     add_triage_command(app, exit_code);
     add_info_command(app, exit_code);
     add_serve_command(app, exit_code);
+    add_mcp_command(app, exit_code);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

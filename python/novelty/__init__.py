@@ -17,6 +17,7 @@ from . import _core
 from ._core import CorpusError, InputError, NoveltyError, UsageError
 from ._claims import ClaimsChecker, claims
 from ._corpus import Corpus
+from ._dedup import dedup
 from ._embed import Embedder, default_model_dir, embed
 from ._index import Index, SearchResult
 from ._llm import LLMSettings
@@ -41,6 +42,7 @@ __all__ = [
     "UsageError",
     "cuda_compiled",
     "claims",
+    "dedup",
     "default_model_dir",
     "embed",
     "eval",

@@ -179,3 +179,8 @@ def resolve_scopes(corpus: Corpus, ids: Sequence[str], dates: Sequence[str | Non
     """
     Per record (row_limit, cutoff, excluded_rows, excluded_ids, unknown_excluded), as lists: the request layer's ScopeResolver. A record's date wins over `cutoff`; with own_paper a record whose id is a corpus paper never finds it.
     """
+
+def dedup(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], active: Sequence[int], threshold: float, representative: str, first_k: int, against_corpus: bool, progress: object | None = None) -> tuple[list[int], list[float], list[float], list[int], int, list[int], list[float]]:
+    """
+    Near-duplicate clusters of n idea vectors (active[i] == 0: a singleton never linked): (cluster per idea, sim to representative, mean sim, representative per cluster, extra rounds, closest corpus row per idea or -1, its sim).
+    """

@@ -31,6 +31,7 @@ void bind_retrieve(nb::module_& m);
 void bind_eval(nb::module_& m);
 void bind_claims(nb::module_& m);
 void bind_scope(nb::module_& m);
+void bind_dedup(nb::module_& m);
 
 /// The lock of an engine object that serves one call at a time (a Lockable, for std::lock_guard).
 /// It knows which thread holds it: taking it again from that thread, or from a progress callback

@@ -25,4 +25,5 @@ NB_MODULE(_core, m) {
     bind_eval(m);
     bind_claims(m);
     bind_scope(m);
+    bind_dedup(m);
 }
