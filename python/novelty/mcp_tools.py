@@ -4,6 +4,7 @@ the MCP SDK. Engine errors are raised unchanged (the server turns them into tool
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Mapping, Sequence
 
@@ -55,6 +56,9 @@ class NoveltyTools:
         if not query.strip():
             raise _core.UsageError("query is empty: give the words or the text to search for")
         extra = {"filter": dict(filters)} if filters else {}
+        if extra and "filter" not in inspect.signature(retrieve).parameters:
+            raise _core.UsageError("filters: this build's novelty.retrieve has no metadata filter; search without "
+                                   "filters, or use a build whose novelty.retrieve takes filter=")
         record = retrieve(self.index, [{"id": QUERY_ID, "text": query}], k=k, methods=[method], cutoff=cutoff,
                           **extra)[0]
         results = [dict(r, **_paper_fields(self.index, r["row"])) for r in record["results"][method]]

@@ -4,6 +4,7 @@ errors carrying the engine's message. One test goes over the streamable HTTP tra
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import socket
@@ -131,7 +132,14 @@ def test_engine_errors_are_tool_errors_with_the_engine_message(demo_dir: str) ->
         ("score_ideas", {"ideas": [{"id": "empty"}]}),
         ("score_ideas", {"ideas": [{"text": "x"}], "p": 5000}),
         ("search_papers", {"query": "   "}),
+        ("search_papers", {"query": "splatting", "filters": {"field": ["biomed"]}}),
     ])
+    filtered = results.pop()
+    if "filter" in inspect.signature(novelty.retrieve).parameters:  # filters through the request layer
+        assert not filtered.is_error, filtered.content
+        assert all(r["field"] == "biomed" for r in filtered.structured_content["results"])
+    else:  # a build without them says so, as a tool error rather than a crash
+        assert filtered.is_error and "no metadata filter" in filtered.content[0].text
     assert all(r.is_error for r in results), [r.content for r in results]
     texts = [r.content[0].text for r in results]
     assert "no paper with id 'no-such-paper'" in texts[0]
