@@ -126,7 +126,11 @@ TEST(CorpusIntegrity, AnIdsFileWithAByteOrderMarkIsRead) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-TEST(CorpusIntegrity, ADamagedNeighbourCacheIsRefusedReportedAndRebuilt) {
+// The self-join cache of `novelty index` is optional since densities are computed on demand: a
+// damaged one is reported by name and not used, the densities it held are computed again (the
+// scores equal a clean run's, so none of the tampered similarities reached them), and `corpus info
+// --verify` still refuses it until `novelty index` writes it again.
+TEST(CorpusIntegrity, ADamagedNeighbourCacheIsReportedNotUsedAndRebuilt) {
     TempDir tmp;
     const std::string dir = corpus_with_vectors(tmp, 40, 6);
     ASSERT_EQ(run_cli("index -q " + shell_quote(dir) + " --q 5 --extra 2").exit_code, 0);
@@ -156,10 +160,11 @@ TEST(CorpusIntegrity, ADamagedNeighbourCacheIsRefusedReportedAndRebuilt) {
     novelty::test::write_file(cache, bytes);
 
     auto r = run_cli(score_2);
-    EXPECT_EQ(r.exit_code, 4);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find(fs::path(cache).filename().string()), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("damaged"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("novelty index"), std::string::npos) << r.err;
+    const auto damaged = novelty::test::json_lines(tmp.file("s2.jsonl"));
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(damaged[i]["scores"], before[i]["scores"]);
     r = run_cli("corpus info " + shell_quote(dir) + " --verify");
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_NE(r.err.find("cache/" + fs::path(cache).filename().string() + " does not match"), std::string::npos) << r.err;
