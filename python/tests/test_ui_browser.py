@@ -347,6 +347,7 @@ def test_a_thousand_ideas_render_and_sort(browser: webdriver.Chrome, server: str
     ids = (ROOT / "data" / "demo" / "vector_ids.txt").read_text(encoding="utf-8").split()
     chosen = ids[:: max(1, len(ids) // 1000)][:1000]
     open_page(browser, server)
+    set_token(browser, TOKEN)  # so that this test also runs alone (-k), without the token test before it
     submit(browser, "\n".join(json.dumps({"id": i}) for i in chosen))
     wait_for(browser, "document.body.dataset.state === 'ready' && !!document.getElementById('batch-table')")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#rows tr")) == 1000
