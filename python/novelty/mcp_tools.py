@@ -57,8 +57,8 @@ class NoveltyTools:
             raise _core.UsageError("query is empty: give the words or the text to search for")
         extra = {"filter": dict(filters)} if filters else {}
         if extra and "filter" not in inspect.signature(retrieve).parameters:
-            raise _core.UsageError("filters: this build's novelty.retrieve has no metadata filter; search without "
-                                   "filters, or use a build whose novelty.retrieve takes filter=")
+            raise _core.UsageError("filters: search_papers cannot filter by metadata in this version (novelty.retrieve "
+                                   "takes no metadata filter yet); search without filters")
         record = retrieve(self.index, [{"id": QUERY_ID, "text": query}], k=k, methods=[method], cutoff=cutoff,
                           **extra)[0]
         results = [dict(r, **_paper_fields(self.index, r["row"])) for r in record["results"][method]]
