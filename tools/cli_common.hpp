@@ -40,22 +40,22 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_search_commands(CLI::App& app, int& exit_code);
 /// `novelty eval` (a group: `eval auroc`, ...).
 void add_eval_commands(CLI::App& app, int& exit_code);
-/// `novelty eval retrieval`, added to the `eval` group (tools/cmd_eval_retrieval.cpp).
+/// `novelty eval retrieval`, added to the `eval` group (tools/eval/cmd_eval_retrieval.cpp).
 void add_eval_retrieval_command(CLI::App& eval, int& exit_code);
 void add_score_command(CLI::App& app, int& exit_code);
-/// `novelty retrieve`: date-cutoff retrieval (tools/cmd_retrieve.cpp).
+/// `novelty retrieve`: date-cutoff retrieval (tools/retrieval/cmd_retrieve.cpp).
 void add_retrieve_command(CLI::App& app, int& exit_code);
 /// `novelty claims` (ClaimNov).
 void add_claims_command(CLI::App& app, int& exit_code);
 /// `eval claimnov`, under the `eval` group.
 void add_eval_claimnov_command(CLI::App& eval, int& exit_code);
-/// `eval sweep`, under the `eval` group (tools/cmd_eval_sweep.cpp).
+/// `eval sweep`, under the `eval` group (tools/eval/cmd_eval_sweep.cpp).
 void add_eval_sweep_command(CLI::App& eval, int& exit_code);
 /// `novelty embed`, and `embed` under the `corpus` command.
 void add_embed_commands(CLI::App& app, CLI::App& corpus, int& exit_code);
-/// `novelty dedup`: near-duplicate clusters (tools/cmd_dedup.cpp).
+/// `novelty dedup`: near-duplicate clusters (tools/search/cmd_dedup.cpp).
 void add_dedup_command(CLI::App& app, int& exit_code);
-/// `novelty triage`: dedup, RND, ClaimNov on the uncertain ones (tools/cmd_triage.cpp).
+/// `novelty triage`: dedup, RND, ClaimNov on the uncertain ones (tools/search/cmd_triage.cpp).
 void add_triage_command(CLI::App& app, int& exit_code);
 /// `novelty serve`: the HTTP API.
 void add_serve_command(CLI::App& app, int& exit_code);

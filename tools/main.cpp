@@ -12,7 +12,7 @@
 
 namespace novelty::cli {
 
-/// `novelty mcp`: the MCP server, run by the Python package (tools/cmd_mcp.cpp).
+/// `novelty mcp`: the MCP server, run by the Python package (tools/serve/cmd_mcp.cpp).
 void add_mcp_command(CLI::App& app, int& exit_code);
 
 std::string flag_of(const std::string& parameter) {

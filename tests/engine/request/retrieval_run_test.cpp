@@ -1,6 +1,6 @@
 // The request layer's retrieval settings (novelty/request/retrieval_run.hpp), shared by `novelty
 // retrieve` and novelty.retrieve in Python: the rewriting modes they ask for, and bad settings
-// refused with the parameter named. (The rankings themselves: tests/cli/retrieval_cli_test.cpp
+// refused with the parameter named. (The rankings themselves: tests/cli/retrieval/retrieval_cli_test.cpp
 // and python/tests/test_retrieve_llm.py, which compare both edges.)
 #include "novelty/request/retrieval_run.hpp"
 

@@ -1,6 +1,6 @@
 // The one table from error kinds to exit codes and HTTP statuses (novelty/util/error.hpp). How the
-// edges name a parameter at fault is checked where they run: tests/cli/serve_cli_test.cpp (the
-// CLI's flag) and tests/host/server_test.cpp (the server's JSON key).
+// edges name a parameter at fault is checked where they run: tests/cli/serve/serve_cli_test.cpp (the
+// CLI's flag) and tests/host/server/server_test.cpp (the server's JSON key).
 #include "novelty/util/error.hpp"
 
 #include <gtest/gtest.h>

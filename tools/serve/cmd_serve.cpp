@@ -1,5 +1,5 @@
 // novelty serve: the HTTP JSON API (docs/api.md) over one corpus, until SIGINT or SIGTERM.
-#include "claims_flags.hpp"
+#include "claims/claims_flags.hpp"
 #include "cli_common.hpp"
 #include "device_choice.hpp"
 #include "embedder_choice.hpp"
