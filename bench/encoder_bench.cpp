@@ -9,7 +9,7 @@
 #include "novelty/encoder/unigram.hpp"
 #include "novelty/encoder/wordpiece.hpp"
 #include "novelty/io/npy.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 
 #include <chrono>
 #include <cstdio>

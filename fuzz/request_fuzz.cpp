@@ -16,9 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         limits.max_records = 64;
         for (const char* key : {"ideas", "queries", "records"}) {
             try {
-                const auto records = novelty::host::parse_records(j, key, limits, 4);
-                for (const auto& r : records)
-                    if (r.id.empty() || (!r.vector.empty() && r.vector.size() != 4)) __builtin_trap();
+                const novelty::RecordBatch batch = novelty::host::parse_records(j, key, limits, 4);
+                for (std::size_t i = 0; i < batch.size(); ++i) {
+                    if (batch.records[i].id.empty()) __builtin_trap();
+                    if (batch.given_vector(i) && batch.given.size() != 4 * batch.size()) __builtin_trap();
+                }
             } catch (const novelty::UsageError&) {
             }
         }

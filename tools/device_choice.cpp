@@ -22,10 +22,7 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags) {
 }
 
 std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std::size_t threads, bool quiet) {
-    CudaBackendOptions options;
-    options.storage = parse_storage(flags.storage);
-    options.memory_budget = flags.memory_mib << 20;
-    auto backend = make_backend(flags.device, options);
+    auto backend = make_backend(flags.device, cuda_options(flags.storage, flags.memory_mib));
     backend->tuning.threads = threads;
     if (!quiet && backend->name() == "cuda") {
         const auto devices = list_devices();
@@ -39,8 +36,7 @@ std::unique_ptr<SearchIndex> make_index(const Corpus& corpus, const SearchBacken
     if (shard_world().size < 2) return backend.build(VectorView::of(corpus.vectors()));
     ShardBackendSpec spec;
     spec.device = flags.device;
-    spec.cuda.storage = parse_storage(flags.storage);
-    spec.cuda.memory_budget = flags.memory_mib << 20;
+    spec.cuda = cuda_options(flags.storage, flags.memory_mib);
     spec.tuning = backend.tuning;
     return make_sharded_index(corpus, spec);
 }

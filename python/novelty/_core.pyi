@@ -1,6 +1,6 @@
 """The novelty engine's compiled core; use the `novelty` package instead."""
 
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from typing import Annotated
 
 import numpy
@@ -137,17 +137,17 @@ class Index:
         Seconds the engine itself spent in the last search (the rest of a call is the binding's).
         """
 
-    def search(self, queries: Annotated[NDArray, dict(device='cpu', writable=False)], k: int, row_limit: Sequence[int] | None = None, excluded: Sequence[Sequence[int]] | None = None) -> tuple[NDArray[numpy.float32], NDArray[numpy.int64], NDArray[numpy.int64]]:
+    def search(self, queries: Annotated[NDArray, dict(device='cpu', writable=False)] | None, k: int, resolved: Resolved | None = None) -> tuple[NDArray[numpy.float32], NDArray[numpy.int64], NDArray[numpy.int64]]:
         """
         Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.
         """
 
-def score(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], ids: Sequence[str], cutoffs: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], excluded_ids: Sequence[Sequence[str]], p: int, q: int, methods: Set[str], split: str, historical_from: str, include_self: bool, extra: int, evidence: int, progress: object | None = None) -> list[str]:
+def score(index: Index, ideas: Resolved, vectors: Annotated[NDArray, dict(device='cpu', writable=False)] | None, p: int, q: int, methods: Set[str], split: str, historical_from: str, include_self: bool, extra: int, evidence: int, progress: object | None = None) -> list[str]:
     """
-    Scores resolved ideas; one JSON text per idea, as `novelty score` writes it.
+    Scores resolved ideas (with `vectors`, an array of one row per idea; else their own); one JSON text per idea, as `novelty score` writes it.
     """
 
-def retrieve(index: Index, embedder: Embedder | None, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], ids: Sequence[str], texts: Sequence[str], cutoffs: Sequence[str], row_limit: Sequence[int], excluded: Sequence[Sequence[int]], methods: Sequence[str], k: int, fusion_depth: int, expand: int, expand_mode: str, hyde: int, fuse_original: bool, rewrites: str, llm: str, llm_model: str, llm_key: str, concurrency: int, timeout: float, retries: int, max_tokens: int, cache: str) -> list[str]:
+def retrieve(index: Index, embedder: Embedder | None, queries: Resolved, methods: Sequence[str], k: int, fusion_depth: int, expand: int, expand_mode: str, hyde: int, fuse_original: bool, rewrites: str, llm: str, llm_model: str, llm_key: str, concurrency: int, timeout: float, retries: int, max_tokens: int, cache: str) -> list[str]:
     """
     One JSON line per query, as `novelty retrieve --jsonl` writes it: the rankings by tag (each method, then each method with each rewrite mode), best first, and the rewrites used.
     """
@@ -175,9 +175,45 @@ class ClaimsChecker:
     def check(self, body: str, progress: object | None = None) -> str:
         """Runs a POST /v1/claims body; returns the job's result as JSON text."""
 
-def resolve_scopes(corpus: Corpus, ids: Sequence[str], dates: Sequence[str | None], excludes: Sequence[Sequence[str]], cutoff: str | None, run_exclude: Sequence[str], own_paper: bool) -> tuple[list[int], list[str], list[list[int]], list[list[str]], list[int]]:
+class Resolved:
+    """Ideas or queries resolved by the request layer against a corpus."""
+
+    @property
+    def ids(self) -> list[str]: ...
+
+    @property
+    def texts(self) -> list[str]: ...
+
+    @property
+    def cutoffs(self) -> list[str]: ...
+
+    @property
+    def row_limit(self) -> list[int]: ...
+
+    @property
+    def unknown_excluded(self) -> list[int]: ...
+
+    @property
+    def n_to_embed(self) -> int: ...
+
+    @property
+    def filtered(self) -> bool: ...
+
+    def embed(self, embed: Callable, encoder: str) -> None:
+        """
+        Embeds the records whose vector is their text with embed(texts) -> float32 array, 64 at a time.
+        """
+
+    def __len__(self) -> int: ...
+
+def resolve_records(corpus: Corpus, records_json: str, key: str, cutoff: str | None, exclude: Sequence[str], filter_json: str | None, vectors: bool, texts: bool) -> Resolved:
     """
-    Per record (row_limit, cutoff, excluded_rows, excluded_ids, unknown_excluded), as lists: the request layer's ScopeResolver. A record's date wins over `cutoff`; with own_paper a record whose id is a corpus paper never finds it.
+    Records given as a JSON array of objects, resolved as the CLI resolves a query file (problems name key[i]).
+    """
+
+def resolve_rows(corpus: Corpus, n: int, cutoffs: Sequence[str | None], excludes: Sequence[Sequence[str]], exclude: Sequence[str], filter_json: str | None) -> Resolved:
+    """
+    The scopes of n array rows (ids '0'..'n-1'), each with its own cutoff and exclusions when given.
     """
 
 def dedup(index: Index, vectors: Annotated[NDArray, dict(device='cpu', writable=False)], active: Sequence[int], threshold: float, representative: str, first_k: int, against_corpus: bool, progress: object | None = None) -> tuple[list[int], list[float], list[float], list[int], int, list[int], list[float]]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from . import _core
 from ._corpus import Corpus
+from ._records import resolve_array, rows_of
 
 
 class SearchResult(NamedTuple):
@@ -34,8 +35,6 @@ def _per_query(value: Any, n: int, name: str) -> list[Any]:
 
 
 def _exclude_lists(exclude: Any, n: int) -> list[list[str]]:
-    if exclude is None:
-        return [[] for _ in range(n)]
     if isinstance(exclude, str):
         return [[exclude] for _ in range(n)]
     items = list(exclude)
@@ -79,6 +78,7 @@ class Index:
         cutoffs: str | Sequence[str | None] | None = None,
         exclude: Sequence[str] | Sequence[Sequence[str]] | None = None,
         *,
+        filter: Mapping[str, Any] | None = None,
         with_ids: bool = True,
     ) -> SearchResult:
         """Exact cosine top-k of each query (queries are L2-normalised by the engine).
@@ -87,20 +87,23 @@ class Index:
         float32 array is read in place (no copy); anything else is converted once.
         k: 1..2048. cutoffs: a date (YYYY, YYYY-MM, YYYY-MM-DD) for every query, or one per query
         (None = no cutoff): only papers published on or before it are searched. exclude: paper ids
-        left out for every query, or one list per query (unknown ids are ignored).
+        left out for every query, or one list per query (unknown ids are ignored). filter: the
+        metadata filter of `novelty search`'s --field, --venue, --min-citations and --papers
+        flags, as a dict {"field", "venue", "min_citations", "papers"} (see novelty.score).
+        Cutoffs, exclusions and filters are resolved by the request layer, as the CLI's are.
         Returns SearchResult(similarities float32 (n, k), rows int64 (n, k), ids); see its doc for
         order and padding. A query with NaN/Inf or zero norm raises ValueError.
         """
-        n = queries.shape[0] if getattr(queries, "ndim", 0) == 2 else 1
-        row_limit = None
-        if cutoffs is not None:
-            c = self.corpus._c
-            row_limit = [c.size if d is None else c.rows_through(d) for d in _per_query(cutoffs, n, "cutoffs")]
-        excluded = None
-        if exclude is not None:
-            c = self.corpus._c
-            excluded = [[r for r in (c.find_row(x) for x in ids) if r is not None] for ids in _exclude_lists(exclude, n)]
-        sims, rows, counts = self._i.search(queries, k, row_limit, excluded)
+        resolved = None
+        if cutoffs is not None or exclude is not None or filter is not None:
+            n = rows_of(queries)
+            resolved = resolve_array(
+                self.corpus._c, queries,
+                cutoffs=None if cutoffs is None else _per_query(cutoffs, n, "cutoffs"),
+                excludes=None if exclude is None else _exclude_lists(exclude, n),
+                filter=filter,
+            )
+        sims, rows, counts = self._i.search(queries, k, resolved)
         ids: list[list[str]] = []
         if with_ids and rows.size:
             flat = self.corpus._c.ids(rows.ravel().tolist())

@@ -1,9 +1,11 @@
-"""Ideas and queries as Python gives them (dicts or an array), resolved against a corpus the way
-the CLI resolves a .jsonl or .npy file: vectors, a row limit per cutoff, excluded rows."""
+"""Ideas and queries as Python gives them (dicts or an array), resolved against a corpus by the
+request layer (novelty/request/resolver.hpp), as the CLI resolves a .jsonl or .npy file and the
+server a request body: the dicts are read by the same record reader (sent as JSON), and each
+record gets its cutoff, exclusions, own paper, metadata filter and vector there."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -11,45 +13,33 @@ import numpy as np
 from . import _core
 from ._embed import Embedder, embedder_for_corpus
 
-#: Texts per call to the encoder, as the CLI embeds them (the same batches give the same bytes).
-EMBED_BATCH = 64
+
+def _json_value(value: Any) -> Any:
+    """numpy scalars and arrays as their Python values (json.dumps's default=)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-@dataclass
-class Resolved:
-    ids: list[str]
-    vectors: np.ndarray | None                  # n x dim float32, or None when not needed
-    texts: list[str]                            # embedding text (or the paper's, for a bare corpus id)
-    cutoffs: list[str]                          # per record, "" = none
-    row_limit: list[int]
-    excluded: list[list[int]]
-    excluded_ids: list[list[str]]
-    unknown_excluded: list[int] = field(default_factory=list)
+def to_json(value: Any, what: str) -> str:
+    """`value` as JSON text; UsageError naming `what` for NaN, infinities or values JSON cannot hold."""
+    try:
+        return json.dumps(value, default=_json_value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise _core.UsageError(f"{what}: {e}") from None
 
 
-def _record(item: Any, i: int, what: str) -> dict[str, Any]:
-    if not isinstance(item, Mapping):
-        raise _core.UsageError(f"{what}[{i}]: expected a dict with an 'id', got {type(item).__name__}")
-    if "id" not in item or not isinstance(item["id"], (str, int)) or isinstance(item["id"], bool):
-        raise _core.InputError(f"{what}[{i}]: needs an \"id\" (a string or an integer)")
-    exclude = item.get("exclude", [])
-    if not isinstance(exclude, (list, tuple)) or not all(isinstance(x, (str, int)) for x in exclude):
-        raise _core.InputError(f"{what}[{i}]: \"exclude\" must be a list of paper ids")
-    text = item.get("text")
-    if text is None:
-        text = item.get("abstract")
-    date = item.get("date")
-    return {
-        "id": str(item["id"]),
-        "title": item.get("title") or "",
-        "text": text or "",
-        "date": None if date is None else str(date),
-        "exclude": [str(x) for x in exclude],
-    }
-
-
-def _blank(text: str) -> bool:
-    return text.strip() == ""
+def filter_json(filter: Mapping[str, Any] | None) -> str | None:
+    """A metadata filter ({"field", "venue", "min_citations", "papers"}) as JSON, None for none."""
+    if filter is None:
+        return None
+    if not isinstance(filter, Mapping):
+        raise _core.UsageError(f"filter: expected a dict such as {{'field': 'cs.LG'}}, got {type(filter).__name__}")
+    return to_json(dict(filter), "filter")
 
 
 def resolve_records(
@@ -60,92 +50,47 @@ def resolve_records(
     cutoff: str | None,
     exclude: Sequence[str],
     embedder: Embedder | str | None,
+    filter: Mapping[str, Any] | None = None,
     need_vectors: bool = True,
-) -> Resolved:
-    """Dicts with "id", optional "title", "text" (else "abstract"), "date" (a cutoff) and
-    "exclude" (paper ids), in order. Cutoffs, exclusions and the record's own paper are resolved by
-    the request layer's ScopeResolver (as for the CLI and the server). A record with text is
-    embedded with the corpus's encoder; one without text whose id is a corpus paper searches as
-    that paper; a record naming a corpus paper never finds itself. InputError/UsageError
-    (ValueErrors) name the record as what[i]."""
-    records = [_record(item, i, what) for i, item in enumerate(items)]
-    seen: dict[str, int] = {}
-    for i, r in enumerate(records):
-        if r["id"] in seen:
-            raise _core.InputError(f"{what}[{i}]: id '{r['id']}' repeats {what}[{seen[r['id']]}]")
-        seen[r["id"]] = i
-        if r["date"] is not None:
-            try:
-                _core.parse_date(r["date"], "date")
-            except ValueError as e:
-                raise _core.InputError(f"{what}[{i}]: {e}") from None
-    out = _scopes(corpus, [r["id"] for r in records], [r["date"] for r in records],
-                  [r["exclude"] for r in records], cutoff, exclude, own_paper=True)
-    for i, r in enumerate(records):
-        has_text = not (_blank(r["title"]) and _blank(r["text"]))
-        self_row = None if has_text else corpus.find_row(r["id"])
-        if not has_text and self_row is None:
-            raise _core.InputError(f"{what}[{i}]: {what[:-1]} '{r['id']}' has no text and is not the id of a corpus paper")
-        out.texts.append(_core.embedding_text(r["title"], r["text"]) if has_text else _paper_text(corpus, self_row))
-    if need_vectors:
-        out.vectors = _vectors(corpus, records, out, embedder)
-    return out
-
-
-def _scopes(
-    corpus: "_core.Corpus",
-    ids: list[str],
-    dates: list[str | None],
-    excludes: list[list[str]],
-    cutoff: str | None,
-    exclude: Sequence[str],
-    *,
-    own_paper: bool,
-) -> Resolved:
-    """Cutoffs, exclusions and own papers through the request layer's ScopeResolver."""
-    limits, cutoffs, rows, excluded_ids, unknown = _core.resolve_scopes(
-        corpus, ids, dates, excludes, cutoff, [str(x) for x in exclude], own_paper
+    need_texts: bool = False,
+) -> "_core.Resolved":
+    """Dicts with "id", optional "title", "text" (else "abstract"), "date" (a cutoff), "exclude"
+    (paper ids) and "filter" (the record's own metadata filter), in order, read as the CLI reads
+    a JSON Lines file. A record with text is embedded with the corpus's encoder (64 texts a call,
+    as the CLI embeds them, so the same texts give the same bits); one without text whose id is
+    a corpus paper searches as that paper; a record naming a corpus paper never finds itself.
+    UsageError (a ValueError) names the record as what[i]."""
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise _core.UsageError(f"{what}: expected a list of dicts, got {type(items).__name__}")
+    resolved = _core.resolve_records(
+        corpus, to_json(list(items), what), what, cutoff, [str(x) for x in exclude], filter_json(filter),
+        need_vectors, need_texts,
     )
-    return Resolved(list(ids), None, [], cutoffs, limits, rows, excluded_ids, unknown)
-
-
-def _paper_text(corpus: "_core.Corpus", row: int | None) -> str:
-    if row is None:
-        return ""
-    paper = corpus.paper(row)
-    return _core.embedding_text(paper["title"], paper["abstract"])
-
-
-def _vectors(corpus: "_core.Corpus", records: list[dict[str, Any]], out: Resolved, embedder: Any) -> np.ndarray:
-    dim = corpus.dim
-    vectors = np.zeros((len(records), dim), dtype=np.float32)
-    to_embed = [i for i, r in enumerate(records) if not (_blank(r["title"]) and _blank(r["text"]))]
-    textless = [i for i in range(len(records)) if i not in set(to_embed)]
-    if textless:
-        stored = corpus.vectors()
-        for i in textless:
-            vectors[i] = stored[corpus.find_row(records[i]["id"])].astype(np.float32)
-    if to_embed:
+    if resolved.n_to_embed:
         encoder = embedder_for_corpus(corpus.embedder, corpus.dir, embedder)
-        for begin in range(0, len(to_embed), EMBED_BATCH):
-            batch = to_embed[begin : begin + EMBED_BATCH]
-            made = encoder.embed([out.texts[i] for i in batch])
-            if made.shape[1] != dim:
-                raise _core.UsageError(
-                    f"the encoder '{encoder.name}' makes vectors of dimension {made.shape[1]} but the corpus has {dim}"
-                )
-            vectors[batch] = made
-    return vectors
+        resolved.embed(lambda texts: np.ascontiguousarray(encoder.embed(texts), dtype=np.float32), encoder.name)
+    return resolved
+
+
+def rows_of(array: Any) -> int:
+    """The number of query rows of an (n, dim) or (dim,) array."""
+    return array.shape[0] if getattr(array, "ndim", 0) == 2 else 1
 
 
 def resolve_array(
-    corpus: "_core.Corpus", array: np.ndarray, *, cutoff: str | None, exclude: Sequence[str]
-) -> Resolved:
-    """An n x dim array of ideas: ids "0".."n-1", the same cutoff and exclusions for each, no
-    self-exclusion (as the CLI treats a .npy file)."""
-    n = array.shape[0] if array.ndim == 2 else 1
-    ids = [str(i) for i in range(n)]
-    out = _scopes(corpus, ids, [None] * n, [[] for _ in range(n)], cutoff, exclude, own_paper=False)
-    out.vectors = array
-    out.texts = [""] * n
-    return out
+    corpus: "_core.Corpus",
+    array: np.ndarray,
+    *,
+    cutoff: str | None = None,
+    exclude: Sequence[str] = (),
+    cutoffs: Sequence[str | None] | None = None,
+    excludes: Sequence[Sequence[str]] | None = None,
+    filter: Mapping[str, Any] | None = None,
+) -> "_core.Resolved":
+    """The rows of an (n, dim) array as records with ids "0".."n-1" and no own paper (as the CLI
+    treats a .npy file): `cutoff` and `exclude` for every row, or `cutoffs` and `excludes` one per
+    row; `filter` for every row. The array's vectors stay with the caller (read in place)."""
+    n = rows_of(array)
+    per_row_cutoffs = list(cutoffs) if cutoffs is not None else ([cutoff] * n if cutoff else [])
+    per_row_excludes = [[str(x) for x in lst] for lst in excludes] if excludes is not None else []
+    return _core.resolve_rows(corpus, n, per_row_cutoffs, per_row_excludes, [str(x) for x in exclude], filter_json(filter))

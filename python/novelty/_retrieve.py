@@ -7,8 +7,6 @@ import json
 import os
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from . import _core
 from ._corpus import Corpus
 from ._embed import Embedder, embedder_for_corpus
@@ -27,6 +25,7 @@ def retrieve(
     methods: Sequence[str] = ("dense",),
     cutoff: str | None = None,
     exclude: Sequence[str] = (),
+    filter: Mapping[str, Any] | None = None,
     fusion_depth: int = 1000,
     embedder: Embedder | str | None = None,
     device: str = "auto",
@@ -44,7 +43,9 @@ def retrieve(
     queries: dicts as for score() (id, title/text, date, exclude). methods: any of "dense"
     (cosine), "bm25" (SQLite FTS5) and "hybrid" (reciprocal-rank fusion of both, each ranked to
     fusion_depth). Rankings are best first, ties by lower row; only rows published on or before
-    the query's cutoff, never its excluded rows nor its own paper.
+    the query's cutoff, never its excluded rows nor its own paper. filter: the metadata filter of
+    `novelty retrieve`'s --field, --venue, --min-citations and --papers flags (see score()),
+    applied with each query's own "filter".
 
     Query rewriting (docs/retrieval.md), as `novelty retrieve --expand N --hyde N`: expand=N fuses
     the rankings of up to N rewritten questions (expand_mode="multi"), or, with
@@ -69,16 +70,14 @@ def retrieve(
     if settings is not None and rewrites is not None:
         raise _core.UsageError("llm and rewrites are alternatives: make the rewrites with an LLM, or read them from a file")
     resolved = resolve_records(
-        c, list(queries), what="queries", cutoff=cutoff, exclude=list(exclude), embedder=embedder,
-        need_vectors=need_dense,
+        c, queries, what="queries", cutoff=cutoff, exclude=list(exclude), embedder=embedder, filter=filter,
+        need_vectors=need_dense, need_texts=any(m != "dense" for m in methods) or rewriting,
     )
-    vectors = resolved.vectors if resolved.vectors is not None else np.zeros((0, c.dim), np.float32)
     # The rewrites' texts are embedded in C++ with the corpus's encoder (the one the queries used).
     encoder = embedder_for_corpus(c.embedder, c.dir, embedder)._e if need_dense and rewriting else None
     s = settings or LLMSettings("")
     lines = _core.retrieve(
-        index._i, encoder, vectors, resolved.ids, resolved.texts, resolved.cutoffs, resolved.row_limit,
-        resolved.excluded, list(methods), k, fusion_depth, expand, expand_mode, hyde, fuse_original,
+        index._i, encoder, resolved, list(methods), k, fusion_depth, expand, expand_mode, hyde, fuse_original,
         "" if rewrites is None else require_path(rewrites, "rewrites file"), s.url, s.model, s.key, s.concurrency,
         s.timeout, s.retries, s.max_tokens, os.fspath(s.cache),
     )

@@ -36,6 +36,7 @@ def score(
     extra: int = 8,
     evidence: int = 10,
     embedder: Embedder | str | None = None,
+    filter: Mapping[str, Any] | None = None,
     device: str = "auto",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
@@ -48,7 +49,10 @@ def score(
     array (ids "0".."n-1"). The options are those of `novelty score` (docs/scoring.md):
     p, q, methods (any of rnd, hd, on, density, density_p, rnd_euclid, rel_hd, rnd_hd), cutoff
     and exclude (for every idea), split, historical_from ("none" for no lower bound),
-    include_self, extra, evidence.
+    include_self, extra, evidence; filter: the metadata filter of `novelty score`'s --field, --venue,
+    --min-citations and --papers flags, as a dict {"field", "venue", "min_citations", "papers"}
+    (each optional: a name or a list of names, a whole number, a list of paper ids), applied with
+    each idea's own "filter".
 
     Each record is the JSON object `novelty score --out x.jsonl` writes, parsed:
     {"id", "scores": {...}, "nd", "neighbors": [{"id", "row", "sim", "title", "nd"?}] (nearest
@@ -57,14 +61,16 @@ def score(
     """
     index = as_index(where, device)
     c = index.corpus._c
+    vectors = None
     if isinstance(ideas, np.ndarray):
-        resolved = resolve_array(c, ideas, cutoff=cutoff, exclude=list(exclude))
+        resolved = resolve_array(c, ideas, cutoff=cutoff, exclude=list(exclude), filter=filter)
+        vectors = ideas
     else:
-        resolved = resolve_records(c, list(ideas), what="ideas", cutoff=cutoff, exclude=list(exclude), embedder=embedder)
-    vectors = resolved.vectors if resolved.vectors is not None else np.zeros((0, c.dim), np.float32)
+        resolved = resolve_records(
+            c, ideas, what="ideas", cutoff=cutoff, exclude=list(exclude), embedder=embedder, filter=filter
+        )
     lines = _core.score(
-        index._i, vectors, resolved.ids, resolved.cutoffs, resolved.row_limit, resolved.excluded,
-        resolved.excluded_ids, p, q, set(methods), split or "", historical_from or "", include_self, extra,
+        index._i, resolved, vectors, p, q, set(methods), split or "", historical_from or "", include_self, extra,
         evidence, progress,
     )
     return [json.loads(line) for line in lines]

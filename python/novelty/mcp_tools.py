@@ -4,7 +4,6 @@ the MCP SDK. Engine errors are raised unchanged (the server turns them into tool
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any, Mapping, Sequence
 
@@ -55,12 +54,8 @@ class NoveltyTools:
         field and citations."""
         if not query.strip():
             raise _core.UsageError("query is empty: give the words or the text to search for")
-        extra = {"filter": dict(filters)} if filters else {}
-        if extra and "filter" not in inspect.signature(retrieve).parameters:
-            raise _core.UsageError("filters: search_papers cannot filter by metadata in this version (novelty.retrieve "
-                                   "takes no metadata filter yet); search without filters")
         record = retrieve(self.index, [{"id": QUERY_ID, "text": query}], k=k, methods=[method], cutoff=cutoff,
-                          **extra)[0]
+                          filter=dict(filters) if filters else None)[0]
         results = [dict(r, **_paper_fields(self.index, r["row"])) for r in record["results"][method]]
         out = {"query": query, "method": method, "cutoff": record["cutoff"], "searchable": record["searchable"],
                "results": results}

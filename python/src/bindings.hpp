@@ -3,6 +3,7 @@
 
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/encoder/embedder.hpp"
+#include "novelty/request/resolver.hpp"
 #include "novelty/search/search.hpp"
 
 #include <nanobind/nanobind.h>
@@ -30,7 +31,7 @@ void bind_score(nb::module_& m);
 void bind_retrieve(nb::module_& m);
 void bind_eval(nb::module_& m);
 void bind_claims(nb::module_& m);
-void bind_scope(nb::module_& m);
+void bind_records(nb::module_& m);
 void bind_dedup(nb::module_& m);
 
 /// The lock of an engine object that serves one call at a time (a Lockable, for std::lock_guard).
@@ -85,6 +86,13 @@ struct IndexHandle {
     std::atomic<double> last_engine_seconds{0};
 };
 
+/// Records resolved by the request layer (novelty._core.Resolved), with the corpus they were
+/// resolved against.
+struct ResolvedHandle {
+    std::shared_ptr<const Corpus> corpus;
+    ResolvedBatch batch;
+};
+
 /// Query vectors as the engine reads them: a pointer into the caller's array when it is float32
 /// and C-contiguous, else a float32 copy held in `owned`.
 struct QueryMatrix {
@@ -102,12 +110,10 @@ using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
 /// query_copies() and records the pointer the engine gets in last_query_pointer().
 QueryMatrix query_matrix(const AnyArray& array, std::size_t dim, const std::string& parameter);
 
-/// The engine's per-query arguments from the Python ones: the vectors of `q` (none when a
-/// retrieval ranks by text alone) and, when given, one row limit and one exclusion list for each
-/// of `n_queries` queries (UsageError naming row_limit or exclude otherwise).
-SearchQueries search_queries(const QueryMatrix& q, std::size_t n_queries,
-                             const std::optional<std::vector<std::size_t>>& row_limit,
-                             const std::optional<std::vector<std::vector<std::int64_t>>>& excluded);
+/// The search queries of resolved records: their scopes and filters, with the vectors of `given`
+/// (an array's rows, one per record) or, when null, the records' own (given, embedded or their
+/// corpus papers'; UsageError when some are still to be embedded).
+SearchQueries resolved_queries(const ResolvedHandle& r, const QueryMatrix* given);
 
 /// How many query arrays had to be copied (not float32, or not C-contiguous), since the start.
 std::size_t query_copies();

@@ -3,7 +3,7 @@
 
 #include "novelty/corpus/corpus_embed.hpp"
 #include "novelty/corpus/import.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty/util/error.hpp"
 
 #include <nanobind/stl/optional.h>

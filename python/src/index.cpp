@@ -21,9 +21,7 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
     auto* h = new IndexHandle;
     h->corpus = corpus.corpus;
     h->corpus_lock = corpus.lock;
-    CudaBackendOptions options;
-    options.storage = parse_storage(storage);
-    options.memory_budget = memory_mib << 20;
+    const CudaBackendOptions options = cuda_options(storage, memory_mib);
     try {
         nb::gil_scoped_release release;
         h->backend = make_backend(device, options);
@@ -38,40 +36,30 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
 
 }  // namespace
 
-SearchQueries search_queries(const QueryMatrix& q, std::size_t n_queries,
-                             const std::optional<std::vector<std::size_t>>& row_limit,
-                             const std::optional<std::vector<std::vector<std::int64_t>>>& excluded) {
-    SearchQueries s;
-    s.vectors = q.data;
-    s.n_queries = q.n;
-    s.dim = q.dim;
-    if (row_limit) {
-        if (row_limit->size() != n_queries)
-            throw UsageError("row_limit has " + std::to_string(row_limit->size()) + " entries for " +
-                                 std::to_string(n_queries) + " queries", "row_limit");
-        s.row_limit = *row_limit;
-    }
-    if (excluded) {
-        if (excluded->size() != n_queries)
-            throw UsageError("exclude has " + std::to_string(excluded->size()) + " entries for " +
-                                 std::to_string(n_queries) + " queries", "exclude");
-        for (const auto& rows : *excluded) s.excluded.add(rows);
-    }
-    return s;
-}
-
 namespace {
 
 using SearchResult = std::tuple<nb::ndarray<nb::numpy, float>, nb::ndarray<nb::numpy, std::int64_t>,
                                 nb::ndarray<nb::numpy, std::int64_t>>;
 
-SearchResult search(IndexHandle& h, const AnyArray& queries, std::size_t k,
-                    const std::optional<std::vector<std::size_t>>& row_limit,
-                    const std::optional<std::vector<std::vector<std::int64_t>>>& excluded) {
+/// The queries of `queries` (an array; null: the records' own vectors) with the scopes and
+/// filters of `resolved` (null: every row, nothing left out).
+SearchResult search(IndexHandle& h, const std::optional<AnyArray>& queries, std::size_t k,
+                    const ResolvedHandle* resolved) {
     if (k < 1 || k > SearchIndex::max_k)
         throw UsageError("k must be 1.." + std::to_string(SearchIndex::max_k) + ", not " + std::to_string(k), "k");
-    const QueryMatrix q = query_matrix(queries, h.index->dim(), "queries");
-    const SearchQueries s = search_queries(q, q.n, row_limit, excluded);
+    if (!queries && !resolved) throw UsageError("give the queries as an array or as resolved records", "queries");
+    QueryMatrix q;
+    if (queries) q = query_matrix(*queries, h.index->dim(), "queries");
+    SearchQueries s;
+    if (resolved) {
+        if (resolved->corpus != h.corpus) throw UsageError("the records were resolved against another corpus", "resolved");
+        s = resolved_queries(*resolved, queries ? &q : nullptr);
+        q.n = s.n_queries;
+    } else {
+        s.vectors = q.data;
+        s.n_queries = q.n;
+        s.dim = q.dim;
+    }
     TopK top;
     if (q.n > 0) {
         nb::gil_scoped_release release;
@@ -110,8 +98,7 @@ void bind_index(nb::module_& m) {
         .def_prop_ro("dim", [](const IndexHandle& h) { return h.index->dim(); })
         .def_prop_ro("last_engine_seconds", [](const IndexHandle& h) { return h.last_engine_seconds.load(); },
                      "Seconds the engine itself spent in the last search (the rest of a call is the binding's).")
-        .def("search", &search, nb::arg("queries"), nb::arg("k"), nb::arg("row_limit") = nb::none(),
-             nb::arg("excluded") = nb::none(),
+        .def("search", &search, nb::arg("queries").none(), nb::arg("k"), nb::arg("resolved").none() = nb::none(),
              "Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity "
              "descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.");
 }

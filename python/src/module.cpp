@@ -24,6 +24,6 @@ NB_MODULE(_core, m) {
     bind_retrieve(m);
     bind_eval(m);
     bind_claims(m);
-    bind_scope(m);
+    bind_records(m);
     bind_dedup(m);
 }

@@ -19,13 +19,6 @@ namespace novelty::python {
 
 namespace {
 
-/// The queries as the Python side resolved them (one entry per query in each list).
-struct RetrieveQueries {
-    std::vector<std::string> ids, texts, cutoffs;  ///< cutoff "" = none
-    std::vector<std::size_t> row_limit;
-    std::vector<std::vector<std::int64_t>> excluded;
-};
-
 /// Where the rewrites come from: a rewrites file, or an LLM (the settings of `novelty retrieve`'s
 /// --llm flags; cache "" = no response cache).
 struct RewriteSource {
@@ -37,7 +30,8 @@ struct RewriteSource {
     int max_tokens = 0;
 };
 
-RewritesById rewrites_of(const RewriteSource& source, const RetrieveQueries& q, const std::vector<RewriteMode>& modes) {
+RewritesById rewrites_of(const RewriteSource& source, const std::vector<std::string>& ids, const std::vector<std::string>& texts,
+                         const std::vector<RewriteMode>& modes) {
     if (modes.empty()) return {};
     if (!source.rewrites_file.empty()) return read_rewrites_file(source.rewrites_file);
     host::ClaimsLlmSettings settings;
@@ -50,13 +44,12 @@ RewritesById rewrites_of(const RewriteSource& source, const RetrieveQueries& q, 
     settings.response_cache = source.cache;
     host::LlmRewriting llm(settings, source.llm == "env" ? "" : source.llm, source.llm_model, modes);
     // Failures are reported in the records ("rewrite_errors"), not on stderr.
-    return llm.rewrite(q.ids, q.texts, 0, q.ids.size());
+    return llm.rewrite(ids, texts, 0, ids.size());
 }
 
 /// The records, one JSON line per query (the engine's work, without the GIL).
-std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder, const QueryMatrix& vectors,
-                                        const RetrieveQueries& q, const RetrievalSettings& settings,
-                                        const RewriteSource& source) {
+std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder, const ResolvedHandle& q,
+                                        const RetrievalSettings& settings, const RewriteSource& source) {
     const std::vector<RewriteMode> modes = retrieval_modes(settings);
     if (!modes.empty() && source.rewrites_file.empty() && source.llm.empty())
         throw UsageError("expand and hyde need rewrites: llm (an OpenAI-compatible server) or rewrites (a file)", "llm");
@@ -71,48 +64,42 @@ std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder
             std::lock_guard<CallLock> lock(embedder->mutex);
             return embedder->embedder->embed(texts);
         });
-    const RewritesById rewrites = rewrites_of(source, q, modes);
-    SearchQueries scopes = search_queries(vectors, q.ids.size(), q.row_limit, q.excluded);
-    const std::vector<RankingsByTag> ranked = ranker.rank(RetrievalBatch{q.ids, q.texts, std::move(scopes)}, rewrites);
+    std::vector<std::string> ids;
+    for (const auto& record : q.batch.records) ids.push_back(record.id);
+    std::vector<std::string> texts = q.batch.texts;
+    texts.resize(ids.size());
+    const RewritesById rewrites = rewrites_of(source, ids, texts, modes);
+    const std::vector<RankingsByTag> ranked = ranker.rank(RetrievalBatch{ids, texts, resolved_queries(q, nullptr)}, rewrites);
     const std::vector<std::string> tags = ranker.tags();
     std::vector<std::string> lines;
     std::lock_guard<CallLock> lock(*h.corpus_lock);
-    for (std::size_t i = 0; i < q.ids.size(); ++i)
-        lines.push_back(retrieval_record_json(*h.corpus, q.ids[i], q.cutoffs[i], q.row_limit[i], ranked[i], tags, modes,
-                                              rewrites));
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        lines.push_back(retrieval_record_json(*h.corpus, ids[i], q.batch.scopes[i].cutoff, q.batch.scopes[i].row_limit,
+                                              ranked[i], tags, modes, rewrites));
     return lines;
 }
 
-std::vector<std::string> retrieve_py(IndexHandle& h, EmbedderHandle* embedder, const AnyArray& vectors,
-                                     RetrieveQueries q, const RetrievalSettings& settings, const RewriteSource& source) {
-    const QueryMatrix m = query_matrix(vectors, h.index->dim(), "vectors");
-    const std::size_t n = q.ids.size();
-    if (q.texts.size() != n || q.cutoffs.size() != n || q.row_limit.size() != n || q.excluded.size() != n ||
-        (m.n != n && m.n != 0))
-        throw UsageError("ids, texts, cutoffs, vectors, row limits and exclusions must have one entry per query", "queries");
+std::vector<std::string> retrieve_py(IndexHandle& h, EmbedderHandle* embedder, const ResolvedHandle& q,
+                                     const RetrievalSettings& settings, const RewriteSource& source) {
+    if (q.corpus != h.corpus) throw UsageError("the queries were resolved against another corpus", "queries");
     nb::gil_scoped_release release;
-    return retrieve_lines(h, embedder, m, q, settings, source);
+    return retrieve_lines(h, embedder, q, settings, source);
 }
 
 }  // namespace
 
 void bind_retrieve(nb::module_& m) {
     m.def("retrieve",
-          [](IndexHandle& h, EmbedderHandle* embedder, const AnyArray& vectors, std::vector<std::string> ids,
-             std::vector<std::string> texts, std::vector<std::string> cutoffs, std::vector<std::size_t> row_limit,
-             std::vector<std::vector<std::int64_t>> excluded, std::vector<std::string> methods, std::size_t k,
+          [](IndexHandle& h, EmbedderHandle* embedder, const ResolvedHandle& queries, std::vector<std::string> methods, std::size_t k,
              std::size_t fusion_depth, std::size_t expand, std::string expand_mode, std::size_t hyde,
              bool fuse_original, std::string rewrites, std::string llm, std::string llm_model, std::string llm_key,
              std::size_t concurrency, double timeout, int retries, int max_tokens, std::string cache) {
-              RetrieveQueries q{std::move(ids), std::move(texts), std::move(cutoffs), std::move(row_limit),
-                                std::move(excluded)};
               RetrievalSettings s{std::move(methods), k, fusion_depth, expand, std::move(expand_mode), hyde, fuse_original};
               RewriteSource source{std::move(rewrites), std::move(llm), std::move(llm_model), std::move(llm_key),
                                    std::move(cache), concurrency, timeout, retries, max_tokens};
-              return retrieve_py(h, embedder, vectors, std::move(q), s, source);
+              return retrieve_py(h, embedder, queries, s, source);
           },
-          nb::arg("index"), nb::arg("embedder").none(), nb::arg("vectors"), nb::arg("ids"), nb::arg("texts"),
-          nb::arg("cutoffs"), nb::arg("row_limit"), nb::arg("excluded"), nb::arg("methods"), nb::arg("k"),
+          nb::arg("index"), nb::arg("embedder").none(), nb::arg("queries"), nb::arg("methods"), nb::arg("k"),
           nb::arg("fusion_depth"), nb::arg("expand"), nb::arg("expand_mode"), nb::arg("hyde"),
           nb::arg("fuse_original"), nb::arg("rewrites"), nb::arg("llm"), nb::arg("llm_model"), nb::arg("llm_key"),
           nb::arg("concurrency"), nb::arg("timeout"), nb::arg("retries"), nb::arg("max_tokens"), nb::arg("cache"),

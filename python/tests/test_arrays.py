@@ -115,12 +115,18 @@ def test_bad_arguments(index: novelty.Index, queries: np.ndarray, ideas: list[di
         index.search(queries, k=3, cutoffs="2018-13")
     with pytest.raises(ValueError, match="unknown method"):
         novelty.score(index, ideas[:1], methods=["nope"])
-    with pytest.raises(novelty.InputError, match=r"ideas\[0\]"):
+    with pytest.raises(novelty.UsageError, match=r"ideas\[0\]: missing 'id'"):
         novelty.score(index, [{"title": "no id"}])
     with pytest.raises(ValueError, match="too few|need more than|holds"):
         novelty.score(index, ideas[:1], cutoff="1988")
-    with pytest.raises(novelty.InputError, match="repeats"):
+    with pytest.raises(novelty.UsageError, match=r"ideas\[1\]: .* appears twice \(first as ideas\[0\]\)"):
         novelty.score(index, [ideas[0], ideas[0]])
+    with pytest.raises(novelty.UsageError, match=r"ideas\[0\]: 'title' must be a string"):
+        novelty.score(index, [{"id": "x", "title": 3}])
+    with pytest.raises(novelty.UsageError, match=r"filter: 'filter.min_citations' is negative"):
+        index.search(queries, k=3, filter={"min_citations": -1})
+    with pytest.raises(novelty.UsageError, match=r"filter: 'filter' has an unknown key 'fields'"):
+        novelty.score(index, ideas[:1], filter={"fields": "cs.LG"})
 
 
 def test_missing_paths_raise_file_not_found(tmp_path: Path) -> None:

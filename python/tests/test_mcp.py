@@ -4,7 +4,6 @@ errors carrying the engine's message. One test goes over the streamable HTTP tra
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import socket
@@ -132,14 +131,8 @@ def test_engine_errors_are_tool_errors_with_the_engine_message(demo_dir: str) ->
         ("score_ideas", {"ideas": [{"id": "empty"}]}),
         ("score_ideas", {"ideas": [{"text": "x"}], "p": 5000}),
         ("search_papers", {"query": "   "}),
-        ("search_papers", {"query": "splatting", "filters": {"field": ["biomed"]}}),
+        ("search_papers", {"query": "splatting", "filters": {"field": [""]}}),
     ])
-    filtered = results.pop()
-    if "filter" in inspect.signature(novelty.retrieve).parameters:  # filters through the request layer
-        assert not filtered.is_error, filtered.content
-        assert all(r["field"] == "biomed" for r in filtered.structured_content["results"])
-    else:  # a build without them says so, as a tool error rather than a crash
-        assert filtered.is_error and "no metadata filter" in filtered.content[0].text
     assert all(r.is_error for r in results), [r.content for r in results]
     texts = [r.content[0].text for r in results]
     assert "no paper with id 'no-such-paper'" in texts[0]
@@ -147,6 +140,17 @@ def test_engine_errors_are_tool_errors_with_the_engine_message(demo_dir: str) ->
     assert "has no text and is not the id of a corpus paper" in texts[2]
     assert "p" in texts[3] and "2048" in texts[3]
     assert "query is empty" in texts[4]
+    assert "'filter.field' holds an empty name" in texts[5]
+
+
+def test_search_papers_filters_through_the_request_layer(demo_dir: str) -> None:
+    [filtered] = calls(demo_dir, [("search_papers", {"query": "splatting", "filters": {"field": ["biomed"]}})])
+    assert not filtered.is_error, filtered.content
+    results = filtered.structured_content["results"]
+    assert results and all(r["field"] == "biomed" for r in results)
+    expected = novelty.retrieve(demo_dir, [{"id": "q", "text": "splatting"}], k=10, methods=["hybrid"],
+                                filter={"field": ["biomed"]})[0]["results"]["hybrid"]
+    assert [r["id"] for r in results] == [r["id"] for r in expected]
 
 
 def free_port() -> int:

@@ -92,3 +92,46 @@ def test_claims_match_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, i
     assert stages[-1] == "proposals"
     with pytest.raises(ValueError):
         novelty.claims(demo_dir, [{"id": "x"}], pool=pool)
+
+
+def filtered_ideas(ideas: list[dict]) -> list[dict]:
+    """The demo ideas, every other one with a metadata filter of its own."""
+    return [dict(idea, filter={"min_citations": 5}) if i % 2 else dict(idea) for i, idea in enumerate(ideas)]
+
+
+def test_metadata_filters_match_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
+    """filter= of Index.search, score and retrieve is the CLI's --field, --min-citations and
+    --papers, applied with each record's own "filter", through the same request layer."""
+    mine_ideas = filtered_ideas(ideas)
+    ideas_file = tmp_path / "ideas.jsonl"
+    ideas_file.write_text("".join(json.dumps(i) + "\n" for i in mine_ideas), encoding="utf-8")
+    papers = [index.corpus.paper(row)["id"] for row in range(0, index.corpus._c.size, 3)]  # a third of each field
+    papers_file = tmp_path / "papers.txt"
+    papers_file.write_text("\n".join(papers) + "\n", encoding="utf-8")
+    flags = ["--field", "biomed", "--papers", str(papers_file)]
+    flt = {"field": "biomed", "papers": papers}
+
+    hits = tmp_path / "hits.npz"
+    run_cli("search", "--corpus", demo_dir, "--queries", str(ideas_file), "--k", "10", "--device", "cpu",
+            "--out", str(hits), "-q", *flags)
+    cli = np.load(hits)
+    vectors = novelty.embed(idea_texts(ideas))
+    # Index.search takes one filter for every query: compare the queries without their own.
+    plain = [i for i, idea in enumerate(mine_ideas) if "filter" not in idea]
+    result = index.search(vectors[plain], k=10, cutoffs=[ideas[i].get("date") for i in plain], filter=flt)
+    assert np.array_equal(result.rows, cli["rows"][plain])
+    assert np.array_equal(result.similarities, cli["sims"][plain])
+    allowed = {corpus_row for corpus_row in result.rows.ravel().tolist() if corpus_row >= 0}
+    assert allowed and all(index.corpus.paper(r)["field"] == "biomed" and index.corpus.paper(r)["id"] in papers
+                           for r in allowed)
+
+    scores = tmp_path / "scores.jsonl"
+    run_cli("score", "--corpus", demo_dir, "--ideas", str(ideas_file), "--device", "cpu", "--p", "5", "--q", "5",
+            "--out", str(scores), "-q", "--field", "biomed")
+    assert novelty.score(index, mine_ideas, p=5, q=5, filter={"field": "biomed"}) == read_jsonl(scores)
+
+    run = tmp_path / "run.jsonl"
+    run_cli("retrieve", "--corpus", demo_dir, "--queries", str(ideas_file), "--k", "5", "--device", "cpu",
+            "--out", str(run), "-q", *flags)
+    mine = novelty.retrieve(index, mine_ideas, k=5, methods=["dense", "bm25", "hybrid"], filter=flt)
+    assert json.loads(json.dumps(mine)) == read_jsonl(run)

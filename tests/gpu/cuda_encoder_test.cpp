@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "novelty/encoder/text_encoder.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty/search/devices.hpp"
 #include "novelty/util/error.hpp"
 

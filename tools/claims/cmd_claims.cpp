@@ -9,7 +9,7 @@
 #include "novelty/util/message_text.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty_host/llm/chat_client.hpp"
 #include "novelty_host/claimnov/claimnov_pipeline.hpp"
 #include "novelty_host/claimnov/claims_setup.hpp"

@@ -6,7 +6,7 @@
 #include "novelty/corpus/corpus_embed.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
 #include <cstdio>

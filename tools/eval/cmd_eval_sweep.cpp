@@ -83,7 +83,7 @@ std::vector<NeighborProfile> compute_profiles(const Corpus& corpus, const QueryI
                                               const SweepGrid& grid, const SweepArgs& args) {
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     std::vector<float> vectors;
-    const ScoreInput batch = score_batch_of(input, lab.idea, vectors);
+    const ScoreInput batch = input.score_input(lab.idea, vectors);
     ProfileOptions options;
     options.k_idea = grid.k_idea();
     options.p = grid.max_p();

@@ -45,10 +45,6 @@ struct RetrieveArgs {
     DeviceFlags device;
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::vector<std::string> parse_methods(const std::string& list) {
     std::vector<std::string> methods;
     for (const std::string& name : split_ids(list)) {
@@ -60,30 +56,6 @@ std::vector<std::string> parse_methods(const std::string& list) {
     }
     if (methods.empty()) throw UsageError("--methods needs at least one of dense, bm25, hybrid");
     return methods;
-}
-
-/// Queries for BM25 alone: no vectors needed, so nothing is embedded. Cutoffs and exclusions as
-/// load_query_input() resolves them.
-QueryInput load_text_queries(const Corpus& corpus, const QueryFlags& flags) {
-    if (ends_with(flags.path, ".npy")) throw UsageError("BM25 needs query text; a .npy query file has none");
-    QueryInput input;
-    input.records = read_query_records(flags.path);
-    std::optional<PartialDate> default_cutoff;
-    if (!flags.cutoff.empty()) default_cutoff = parse_cutoff(flags.cutoff);
-    input.scopes = resolve_scopes(corpus, input.records, default_cutoff, split_ids(flags.exclude), true);
-    input.filters = record_filters(corpus, input.records, run_filter(flags.filter));
-    return input;
-}
-
-/// The text BM25 and the rewriters read: the record's title and text, or, for a record without
-/// text that names a corpus paper, that paper's title and abstract.
-std::string query_text(const Corpus& corpus, const QueryRecord& r, const std::string& path) {
-    if (r.has_text()) return embedding_text(r.title, r.text);
-    if (const auto row = corpus.find_row(r.id)) {
-        const Paper p = corpus.paper(*row);
-        return embedding_text(p.title, p.abstract);
-    }
-    throw InputError(path, r.line, "query " + quote_value(r.id) + " has no text and is not the id of a corpus paper");
 }
 
 /// The CLI's side of a retrieval: the index, the encoder (made when a rewrite is first
@@ -173,8 +145,8 @@ struct RetrieveOutputs {
     std::string trec_path, jsonl_path;
 
     explicit RetrieveOutputs(const RetrieveArgs& args) {
-        jsonl_path = !args.jsonl.empty() ? args.jsonl : (ends_with(args.out, ".jsonl") ? args.out : "");
-        trec_path = ends_with(args.out, ".jsonl") ? "" : args.out;
+        jsonl_path = !args.jsonl.empty() ? args.jsonl : (args.out.ends_with(".jsonl") ? args.out : "");
+        trec_path = args.out.ends_with(".jsonl") ? "" : args.out;
         if (args.resume && !trec_path.empty())
             throw UsageError("--resume continues JSON Lines (--out FILE.jsonl or --jsonl FILE alone); a TREC run (--out " +
                              trec_path + ") is written whole");
@@ -185,14 +157,17 @@ struct RetrieveOutputs {
     const std::set<std::string>& done() const { return jsonl ? jsonl->done() : no_finished_ids(); }
 };
 
-/// The texts BM25 and the rewriters read, one per query ("" each when only dense is asked for).
-std::vector<std::string> query_texts(const Corpus& corpus, const QueryInput& input, const RetrieveArgs& args,
-                                     bool need_text) {
-    std::vector<std::string> texts(input.records.size());
-    if (!need_text) return texts;
-    if (ends_with(args.queries.path, ".npy")) throw UsageError("BM25, hybrid and rewrites need query text; a .npy query file has none");
-    for (std::size_t i = 0; i < texts.size(); ++i) texts[i] = query_text(corpus, input.records[i], args.queries.path);
-    return texts;
+/// The queries with what the ranker needs: vectors for a dense ranking, texts (the record's, else
+/// its corpus paper's) for BM25 and the rewriters.
+QueryInput load_retrieval_queries(const Corpus& corpus, const RetrieveArgs& args, const RetrievalRanker& ranker) {
+    if (ranker.need_text() && args.queries.path.ends_with(".npy"))
+        throw UsageError("BM25, hybrid and rewrites need query text; a .npy query file has none");
+    ResolveOptions needs;
+    needs.vectors = ranker.need_dense();
+    needs.texts = ranker.need_text();
+    QueryInput input = load_queries(corpus, args.queries, "queries", std::move(needs));
+    if (input.texts.empty()) input.texts.resize(input.size());
+    return input;
 }
 
 /// Writes one batch's rankings; counts queries that found nothing and those short of k.
@@ -232,10 +207,9 @@ int run_retrieve(const RetrieveArgs& args) {
     const Corpus corpus = Corpus::open(args.corpus);
     Retrieval retrieval(corpus, args, std::move(settings), modes);
     RetrievalRanker& ranker = retrieval.ranker();
-    const QueryInput input =
-        ranker.need_dense() ? load_queries(corpus, args.queries, "queries") : load_text_queries(corpus, args.queries);
+    const QueryInput input = load_retrieval_queries(corpus, args, ranker);
     const std::size_t n = input.records.size();
-    const std::vector<std::string> texts = query_texts(corpus, input, args, ranker.need_text());
+    const std::vector<std::string>& texts = input.texts;
     const RewritesById file_rewrites = args.rewrites.empty() ? RewritesById{} : read_rewrites_file(args.rewrites);
     std::unique_ptr<host::LlmRewriting> llm;
     std::vector<std::string> ids;
@@ -256,9 +230,9 @@ int run_retrieve(const RetrieveArgs& args) {
     for (const auto& [begin, end] : runs) {
         const RewritesById llm_rewrites = llm ? llm->rewrite(ids, texts, begin, end, note_failure) : RewritesById{};
         const RewritesById& rewrites = llm ? llm_rewrites : file_rewrites;
-        // query_slice gives the scopes, and the vectors when a method is dense (none else).
+        // The queries give the scopes, and the vectors when a method is dense (none else).
         const RetrievalBatch batch{std::span(ids).subspan(begin, end - begin),
-                                   std::span(texts).subspan(begin, end - begin), query_slice(input, begin, end)};
+                                   std::span(texts).subspan(begin, end - begin), input.queries(begin, end)};
         const auto ranked = ranker.rank(batch, rewrites);
         write_batch(out, corpus, input, begin, ranked, ranker, rewrites, args.k, n_empty, n_short);
         n_done += end - begin;

@@ -7,7 +7,8 @@
 #include "record_sink.hpp"
 
 #include "novelty/util/error.hpp"
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/result_json.hpp"
+#include "novelty/request/score_run.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty_host/jobs/progress.hpp"
@@ -47,11 +48,7 @@ std::set<std::string> parse_methods(const std::string& list) {
     std::stringstream ss(list);
     for (std::string m; std::getline(ss, m, ',');) {
         if (m.empty()) continue;
-        if (m != "rnd" && m != "hd" && m != "on" && m != "density" && m != "density_p" && m != "rnd_euclid" &&
-            m != "rel_hd" && m != "rnd_hd")
-            throw UsageError("--methods: unknown method '" + m +
-                             "' (expected rnd, hd, on, density, density_p, rnd_euclid, rel_hd, rnd_hd)");
-        methods.insert(m);
+        methods.insert(m);  // each checked by check_score_settings
     }
     if (methods.empty()) throw UsageError("--methods names no method");
     return methods;
@@ -64,39 +61,19 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-/// Refuses an idea whose cutoff, less its exclusions, leaves too few papers for p and q.
-void check_reachable(const QueryInput& input, const ScoreArgs& args, std::size_t n_rows) {
-    for (std::size_t i = 0; i < input.records.size(); ++i) {
-        const std::string problem = scope_reach_problem(input.scopes[i], n_rows, args.p, args.q);
-        if (!problem.empty())
-            throw InputError(args.ideas.path, input.records[i].line, "idea '" + input.records[i].id + "': " + problem);
-    }
-}
-
-/// The scorer's options from the flags; `historical_from` gets the window's first date as used
-/// ("" for none).
-ScoreOptions score_options_of(const ScoreArgs& args, const Corpus& corpus, std::string& historical_from) {
-    ScoreOptions options;
-    options.p = args.p;
-    options.q = args.q;
-    options.include_self = args.include_self;
-    options.extra = args.extra;
-    options.full_self_join = args.densities == "self-join";
-    const ScoreWindows windows = score_windows(corpus, args.split, args.historical_from);
-    options.split_row = windows.split_row;
-    options.historical_from_row = windows.historical_from_row;
-    historical_from = windows.historical_from;
-    return options;
-}
-
-ScoreReportContext report_context(const ScoreArgs& args, const Corpus& corpus, const std::set<std::string>& methods,
-                                  const std::string& historical_from, const std::string& backend_label) {
-    ScoreReportContext report =
-        score_report_context(corpus, args.p, args.q, args.include_self, args.evidence, backend_label);
-    report.split = args.split;
-    report.historical_from = historical_from;
-    report.methods = methods;
-    return report;
+/// The run's settings from the flags.
+ScoreRunSettings score_settings(const ScoreArgs& args) {
+    ScoreRunSettings s;
+    s.p = args.p;
+    s.q = args.q;
+    s.extra = args.extra;
+    s.evidence = args.evidence;
+    s.include_self = args.include_self;
+    s.methods = parse_methods(args.methods);
+    s.split = args.split;
+    s.historical_from = args.historical_from;
+    s.full_self_join = args.densities == "self-join";
+    return s;
 }
 
 /// One idea's result: a table row, a CSV row, or a JSON line (no newline).
@@ -121,19 +98,16 @@ std::string score_line(RecordSink::Kind kind, const Corpus& corpus, const ScoreR
 
 int run_score(const ScoreArgs& args) {
     refuse_output_over_inputs("--out", args.out, {args.ideas.path, args.ideas.vectors});
-    const std::set<std::string> methods = parse_methods(args.methods);
+    const ScoreRunSettings settings = score_settings(args);
+    check_score_settings(settings);
     auto backend = make_search_backend(args.device, args.ideas.threads, args.ideas.quiet);
     const Corpus corpus = Corpus::open(args.corpus);
     const bool csv = args.format == "csv";
-    // Relative HD ranks HDs over 5 neighbours read from the cached density lists of q papers.
-    if ((methods.count("rel_hd") || methods.count("rnd_hd")) && (args.include_self ? args.q - 1 : args.q) < 5)
-        throw UsageError("rel_hd and rnd_hd need q >= 5 (6 with --include-self): each neighbour's HD is read from its "
-                         "q nearest papers");
     const QueryInput input = load_queries(corpus, args.ideas, "ideas");
-    check_reachable(input, args, corpus.size());
+    input.check_reach(corpus.size(), args.p, args.q);
 
-    std::string historical_from;
-    ScoreOptions score_options = score_options_of(args, corpus, historical_from);
+    ScoreRun run = score_run(corpus, settings, backend->label());
+    ScoreOptions& score_options = run.options;
     host::ProgressBar density_bar("densities", score_options.full_self_join ? "blocks" : "papers", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
     score_options.on_cache_warning = [](const std::string& message) {
@@ -147,7 +121,7 @@ int run_score(const ScoreArgs& args) {
                   "nearest paper (similarity)");
     RecordSink sink(args.out, csv ? RecordSink::Kind::csv : RecordSink::Kind::jsonl, args.resume, table_header,
                     "id,rnd,hd,on,density,nd,nearest_id,nearest_sim,cutoff");
-    const ScoreReportContext report = report_context(args, corpus, methods, historical_from, backend->label());
+    const ScoreReportContext& report = run.report;
     std::vector<std::size_t> todo;
     std::vector<std::string> ids;
     for (std::size_t i = 0; i < input.records.size(); ++i) {
@@ -158,7 +132,7 @@ int run_score(const ScoreArgs& args) {
     std::vector<float> vectors;
     for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
         const std::vector<std::size_t> batch(todo.begin() + begin, todo.begin() + std::min(todo.size(), begin + ideas_per_batch));
-        const std::vector<IdeaScore> scores = scorer.score(score_batch_of(input, batch, vectors));
+        const std::vector<IdeaScore> scores = scorer.score(input.score_input(batch, vectors));
         for (std::size_t b = 0; b < batch.size(); ++b)
             sink.write(input.records[batch[b]].id, score_line(sink.kind(), corpus, report, input, batch[b], scores[b]));
         bar.update(begin + batch.size(), todo.size());

@@ -10,7 +10,7 @@
 #include "novelty/util/error.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/io/npz.hpp"
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/result_json.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
 #include <nlohmann/json.hpp>
@@ -214,7 +214,7 @@ int run_search(const SearchArgs& args) {
     for (const auto& [begin, end] : runs) n_todo += end - begin;
     host::ProgressBar bar("search", "queries", args.queries.quiet || args.out.empty());
     for (const auto& [begin, end] : runs) {
-        const TopK top = index->search(query_slice(input, begin, end), args.k);
+        const TopK top = index->search(input.queries(begin, end), args.k);
         for (std::size_t local = 0; local < top.n_queries; ++local) n_short += top.count[local] < args.k;
         sink->add(input, begin, top);
         n_searched += end - begin;

@@ -7,20 +7,6 @@
 
 namespace novelty {
 
-std::string json_type_words(const nlohmann::json& value) {
-    switch (value.type()) {
-        case nlohmann::json::value_t::null: return "null";
-        case nlohmann::json::value_t::object: return "an object";
-        case nlohmann::json::value_t::array: return "an array";
-        case nlohmann::json::value_t::string: return "a string";
-        case nlohmann::json::value_t::boolean: return "a boolean";
-        case nlohmann::json::value_t::number_integer:
-        case nlohmann::json::value_t::number_unsigned:
-        case nlohmann::json::value_t::number_float: return "a number";
-        default: return "an unsupported value";
-    }
-}
-
 bool JsonlReader::next(nlohmann::json& record) {
     while (lines_.next(line_)) {
         std::string_view text = line_;

@@ -2,6 +2,7 @@
 // file and the line. Internal to the engine (public headers carry no JSON types).
 #pragma once
 
+#include "io/json/json_parse.hpp"
 #include "io/text_lines.hpp"
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,5 @@ private:
     std::string line_;
 };
 
-/// A JSON value's type in words, for messages: "a string", "a number", "null", ...
-std::string json_type_words(const nlohmann::json& value);
 
 }  // namespace novelty

@@ -1,6 +1,6 @@
 #include "novelty/request/scope.hpp"
 
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty/scoring/scoring.hpp"
 
 #include <utility>

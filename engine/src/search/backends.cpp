@@ -15,6 +15,13 @@ DeviceStorage parse_storage(const std::string& text) {
     throw UsageError("device storage must be f16, bf16 or f32, not '" + text + "'", "device_storage");
 }
 
+CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_mib) {
+    CudaBackendOptions options;
+    options.storage = parse_storage(storage);
+    options.memory_budget = memory_mib << 20;
+    return options;
+}
+
 std::string auto_device() { return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu"; }
 
 std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options) {

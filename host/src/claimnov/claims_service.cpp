@@ -81,9 +81,9 @@ struct ClaimsService::Impl {
         RequestLimits limits;
         limits.max_records = options.max_proposals;
         limits.max_text_bytes = options.max_text_bytes;
-        const std::vector<ApiRecord> records = parse_records(body, "proposals", limits, corpus.manifest().dim);
+        const std::vector<QueryRecord> records = parse_records(body, "proposals", limits, corpus.manifest().dim).records;
         for (std::size_t i = 0; i < records.size(); ++i) {
-            const ApiRecord& r = records[i];
+            const QueryRecord& r = records[i];
             if (!r.has_text())
                 bad("proposals[" + std::to_string(i) + "]",
                     "has no \"title\" or \"text\": claims are extracted from the proposal's text");

@@ -5,7 +5,9 @@
 #include "novelty/corpus/paper_filter.hpp"
 #include "novelty/search/backends.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/resolver.hpp"
+#include "novelty/request/result_json.hpp"
+#include "novelty/request/score_run.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty/retrieval/retrieval.hpp"
 #include "novelty/scoring/scoring.hpp"
@@ -19,31 +21,13 @@ namespace novelty::host {
 
 namespace {
 
-CudaBackendOptions cuda_options(const ServerOptions& options) {
-    CudaBackendOptions cuda;
-    cuda.storage = parse_storage(options.device_storage);
-    cuda.memory_budget = options.device_memory_mib << 20;
-    return cuda;
-}
-
-/// Records of one request resolved against the corpus.
-struct Resolved {
-    std::vector<std::string> ids;
-    std::vector<float> vectors;       ///< n x dim
-    std::vector<RecordScope> scopes;  ///< per record: row limit, cutoff, exclusions
-    /// Per record: its metadata filter (the request's with its own), null for none; empty when
-    /// no record has one.
-    std::vector<std::shared_ptr<const RowFilter>> filters;
-    std::size_t size() const { return ids.size(); }
-};
-
 struct ScoreItem {
-    Resolved records;
+    ResolvedBatch records;
     std::size_t p = 0, q = 0;
 };
 
 struct SearchItem {
-    Resolved records;
+    ResolvedBatch records;
     std::size_t k = 0;
 };
 
@@ -133,7 +117,9 @@ struct ServerEngine::Impl {
     std::unique_ptr<Batcher<SearchItem, Replies>> search_batcher;
 
     explicit Impl(const ServerOptions& given)
-        : options(given), backend(make_backend(given.device, cuda_options(given))), corpus(Corpus::open(given.corpus_dir)) {
+        : options(given),
+          backend(make_backend(given.device, cuda_options(given.device_storage, given.device_memory_mib))),
+          corpus(Corpus::open(given.corpus_dir)) {
         if (!corpus.has_vectors())
             throw CorpusError(corpus.dir() + ": the corpus has no vectors yet (run 'novelty corpus embed' or "
                                              "'novelty corpus add-vectors')");
@@ -158,56 +144,25 @@ struct ServerEngine::Impl {
 
     // --- resolving records (request threads) ------------------------------------------------
 
-    /// The records' vectors (unless `need_vectors` is false: then none), scopes and filters.
-    Resolved resolve(const std::vector<ApiRecord>& records, const std::string& key,
-                     const std::optional<PartialDate>& cutoff, const PaperFilter& run_filter = {},
-                     bool need_vectors = true) {
-        Resolved out;
-        const std::size_t n = records.size();
-        out.ids.resize(n);
-        out.vectors.resize(need_vectors ? n * dim : 0);
-        out.scopes.reserve(n);
-        std::vector<std::size_t> to_embed;
+    /// The records resolved by the request layer under the engine lock, their texts embedded by
+    /// the embed batcher outside it. `needs` carries the request's cutoff and filter.
+    ResolvedBatch resolve(RecordBatch records, const ResolveOptions& needs) {
+        ResolvedBatch out;
         {
             std::lock_guard lock(engine_mutex);
-            ScopeResolver scopes(corpus, cutoff);
-            for (std::size_t i = 0; i < n; ++i) {
-                const ApiRecord& r = records[i];
-                out.ids[i] = r.id;
-                float* v = need_vectors ? out.vectors.data() + i * dim : nullptr;
-                if (!need_vectors) {
-                    // the rankings read text alone
-                } else if (!r.vector.empty()) {
-                    std::copy(r.vector.begin(), r.vector.end(), v);
-                } else if (r.has_text()) {
-                    to_embed.push_back(i);
-                } else if (!copy_paper_vector(corpus, r.id, v)) {
-                    throw UsageError(key + "[" + std::to_string(i) + "]: '" + r.id +
-                                         "' has no \"vector\", no \"title\" or \"text\", and is not the id of a corpus "
-                                         "paper; send one of them",
-                                     key + "[" + std::to_string(i) + "]");
-                }
-                out.scopes.push_back(scopes.resolve(r.id, r.date, r.exclude));
-                out.filters.push_back(filter_masks->rows(run_filter, r.filter));
-            }
-            if (std::all_of(out.filters.begin(), out.filters.end(), [](const auto& f) { return !f; })) out.filters.clear();
+            out = RequestResolver(corpus, needs, filter_masks.get()).resolve(std::move(records));
         }
-        if (!to_embed.empty()) {
-            if (!options.make_embedder)
-                throw UsageError(key + "[" + std::to_string(to_embed[0]) +
-                                     "]: has text, but this server has no encoder for text; send \"vector\" instead",
-                                 key + "[" + std::to_string(to_embed[0]) + "]");
-            Texts texts;
-            for (std::size_t i : to_embed) texts.push_back(embedding_text(records[i].title, records[i].text));
-            const EmbedReply embedded = embed_batcher->submit(std::move(texts)).get();
-            if (embedded.values.size() != to_embed.size() * dim)
-                throw Error("the encoder '" + embedded.embedder + "' makes vectors of dimension " +
-                            std::to_string(embedded.values.size() / to_embed.size()) + " but the corpus has " +
-                            std::to_string(dim));
-            for (std::size_t j = 0; j < to_embed.size(); ++j)
-                std::copy(embedded.values.begin() + j * dim, embedded.values.begin() + (j + 1) * dim,
-                          out.vectors.begin() + to_embed[j] * dim);
-        }
+        if (out.to_embed.empty()) return out;
+        const std::string where = out.origin.key + "[" + std::to_string(out.to_embed[0]) + "]";
+        if (!options.make_embedder)
+            throw UsageError(where + ": has text, but this server has no encoder for text; send \"vector\" instead", where);
+        EmbedSettings settings;
+        settings.chunk = out.to_embed.size();  // one submission: the batcher groups requests
+        embed_pending(out, [this, &settings](const std::vector<std::string>& texts) {
+            EmbedReply embedded = embed_batcher->submit(Texts(texts)).get();
+            settings.encoder = embedded.embedder;
+            return std::move(embedded.values);
+        }, settings);
         return out;
     }
 
@@ -236,17 +191,24 @@ struct ServerEngine::Impl {
         return replies;
     }
 
+    /// The run of a request's p and q (the server's options for the rest; nothing is written to
+    /// the read-only corpus).
+    ScoreRun run_for(std::size_t p, std::size_t q) const {
+        ScoreRunSettings settings;
+        settings.p = p;
+        settings.q = q;
+        settings.include_self = options.include_self;
+        settings.evidence = options.evidence;
+        settings.write_cache = false;
+        return score_run(corpus, settings, backend->label());
+    }
+
     Scorer& scorer_for(std::size_t p, std::size_t q) {
         const auto key = std::make_pair(p, q);
         auto it = scorers.find(key);
         if (it != scorers.end()) return *it->second;
         if (scorers.size() >= max_scorers) scorers.erase(scorers.begin());
-        ScoreOptions score_options;
-        score_options.p = p;
-        score_options.q = q;
-        score_options.include_self = options.include_self;
-        score_options.write_cache = false;  // the corpus is read-only to the server
-        return *scorers.emplace(key, std::make_unique<Scorer>(corpus, *index, score_options)).first->second;
+        return *scorers.emplace(key, std::make_unique<Scorer>(corpus, *index, run_for(p, q).options)).first->second;
     }
 
     std::vector<Replies> score_batch(std::vector<ScoreItem>& batch) {
@@ -256,31 +218,20 @@ struct ServerEngine::Impl {
         for (std::size_t b = 0; b < batch.size(); ++b) groups[{batch[b].p, batch[b].q}].push_back(b);
         for (const auto& [pq, members] : groups) {
             std::vector<float> vectors;
-            ScoreInput input;
-            input.dim = dim;
-            for (std::size_t b : members) {
-                const Resolved& r = batch[b].records;
-                vectors.insert(vectors.end(), r.vectors.begin(), r.vectors.end());
-                for (std::size_t i = 0; i < r.size(); ++i) {
-                    input.row_limit.push_back(r.scopes[i].row_limit);
-                    input.excluded.add(r.scopes[i].excluded_rows);
-                    input.filters.push_back(r.filters.empty() ? nullptr : r.filters[i]);
-                }
-            }
-            input.vectors = vectors.data();
-            input.n_ideas = input.row_limit.size();
-            if (std::all_of(input.filters.begin(), input.filters.end(), [](const auto& f) { return !f; }))
-                input.filters.clear();
+            ResolvedBatch group;
+            group.dim = dim;
+            for (std::size_t b : members) group.append(batch[b].records);
+            std::vector<std::size_t> all(group.size());
+            for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+            const ScoreInput input = group.score_input(all, vectors);
             const std::vector<IdeaScore> scores = scorer_for(pq.first, pq.second).score(input);
-            const ScoreReportContext context = score_report_context(corpus, pq.first, pq.second, options.include_self,
-                                                                    options.evidence, backend->label());
+            const ScoreReportContext context = run_for(pq.first, pq.second).report;
             std::size_t t = 0;
             for (std::size_t b : members) {
-                const Resolved& r = batch[b].records;
+                const ResolvedBatch& r = batch[b].records;
                 for (std::size_t i = 0; i < r.size(); ++i, ++t)
-                    replies[b].push_back(
-                        score_result_json(corpus, context, r.ids[i], scores[t], r.scopes[i].cutoff,
-                                          r.scopes[i].excluded_ids));
+                    replies[b].push_back(score_result_json(corpus, context, r.records[i].id, scores[t], r.scopes[i].cutoff,
+                                                           r.scopes[i].excluded_ids));
             }
         }
         return replies;
@@ -288,33 +239,24 @@ struct ServerEngine::Impl {
 
     std::vector<Replies> search_batch(std::vector<SearchItem>& batch) {
         std::lock_guard lock(engine_mutex);
-        std::vector<float> vectors;
-        SearchQueries queries;
-        queries.dim = dim;
+        ResolvedBatch all;
+        all.dim = dim;
         std::size_t k = 1;
         for (const auto& item : batch) {
-            vectors.insert(vectors.end(), item.records.vectors.begin(), item.records.vectors.end());
-            for (std::size_t i = 0; i < item.records.size(); ++i) {
-                queries.row_limit.push_back(item.records.scopes[i].row_limit);
-                queries.excluded.add(item.records.scopes[i].excluded_rows);
-                queries.filters.push_back(item.records.filters.empty() ? nullptr : item.records.filters[i]);
-            }
+            all.append(item.records);
             k = std::max(k, item.k);
         }
-        queries.vectors = vectors.data();
-        queries.n_queries = queries.row_limit.size();
-        if (std::all_of(queries.filters.begin(), queries.filters.end(), [](const auto& f) { return !f; }))
-            queries.filters.clear();
+        const SearchQueries queries = all.queries();
         // One search at the largest k; a query's top-k is the prefix of its top-K.
         const TopK top = index->search(queries, k);
         const PaperLabels labels = corpus.labels(top.rows);
         std::vector<Replies> replies(batch.size());
         std::size_t t = 0;
         for (std::size_t b = 0; b < batch.size(); ++b) {
-            const Resolved& r = batch[b].records;
+            const ResolvedBatch& r = batch[b].records;
             for (std::size_t i = 0; i < r.size(); ++i, ++t) {
                 std::string line;
-                append_search_result_json(line, labels, r.ids[i], top, t, r.scopes[i].cutoff, r.scopes[i].row_limit,
+                append_search_result_json(line, labels, r.records[i].id, top, t, r.scopes[i].cutoff, r.scopes[i].row_limit,
                                           batch[b].k);
                 replies[b].push_back(std::move(line));
             }
@@ -339,27 +281,6 @@ struct ServerEngine::Impl {
         return *rankers.emplace(key, std::move(ranker)).first->second;
     }
 
-    /// What BM25 reads of each record: its title and text, or the title and abstract of the
-    /// corpus paper its id names (as `novelty retrieve` reads them).
-    std::vector<std::string> query_texts(const std::vector<ApiRecord>& records, const std::string& key) {
-        std::vector<std::string> texts;
-        for (std::size_t i = 0; i < records.size(); ++i) {
-            const ApiRecord& r = records[i];
-            if (r.has_text()) {
-                texts.push_back(embedding_text(r.title, r.text));
-            } else if (const auto row = corpus.find_row(r.id)) {
-                const Paper p = corpus.paper(*row);
-                texts.push_back(embedding_text(p.title, p.abstract));
-            } else {
-                const std::string where = key + "[" + std::to_string(i) + "]";
-                throw UsageError(where + ": '" + r.id + "' has no \"title\" or \"text\" for BM25 and is not the id of "
-                                 "a corpus paper",
-                                 where);
-            }
-        }
-        return texts;
-    }
-
     RetrievalReply rank(const RetrievalRequest& request) {
         if (!retrieval_modes(request.settings).empty())
             throw UsageError("the server does not rewrite queries (expand, hyde): use novelty retrieve or Python");
@@ -368,27 +289,26 @@ struct ServerEngine::Impl {
             need_dense = need_dense || m != "bm25";
             need_text = need_text || m != "dense";
         }
-        Resolved r = resolve(request.records, request.key, request.cutoff, request.filter, need_dense);
+        ResolveOptions needs;
+        needs.cutoff = request.cutoff;
+        needs.filter = request.filter;
+        needs.vectors = need_dense;
+        needs.texts = need_text;
+        RecordBatch records = request.records;
+        records.origin.key = request.key;
+        ResolvedBatch r = resolve(std::move(records), needs);
         std::lock_guard lock(engine_mutex);
         if (request.exclude_through) {
             const std::size_t begin = corpus.rows_through(*request.exclude_through);
             r.filters.resize(r.size());
             for (auto& f : r.filters) f = from_row(f, begin, corpus.size());
         }
-        const std::vector<std::string> texts =
-            need_text ? query_texts(request.records, request.key) : std::vector<std::string>(r.size());
-        SearchQueries scopes;
-        scopes.dim = dim;
-        scopes.vectors = need_dense ? r.vectors.data() : nullptr;
-        scopes.n_queries = need_dense ? r.size() : 0;
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            scopes.row_limit.push_back(r.scopes[i].row_limit);
-            scopes.excluded.add(r.scopes[i].excluded_rows);
-        }
-        scopes.filters = r.filters;
+        if (r.texts.empty()) r.texts.resize(r.size());
+        std::vector<std::string> ids;
+        for (const QueryRecord& record : r.records) ids.push_back(record.id);
         RetrievalRanker& ranker = ranker_for(request.settings);
         RetrievalReply reply;
-        reply.rankings = ranker.rank(RetrievalBatch{r.ids, texts, std::move(scopes)}, {});
+        reply.rankings = ranker.rank(RetrievalBatch{ids, r.texts, r.queries()}, {});
         reply.scopes = std::move(r.scopes);
         reply.tags = ranker.tags();
         return reply;
@@ -399,36 +319,42 @@ ServerEngine::ServerEngine(const ServerOptions& options) : impl_(std::make_uniqu
 
 ServerEngine::~ServerEngine() { stop(); }
 
+namespace {
+
+/// The request's cutoff and filter, with what its records need.
+ResolveOptions request_needs(const nlohmann::json& body) {
+    ResolveOptions needs;
+    needs.cutoff = parse_date_field(body, "cutoff");
+    needs.filter = parse_filter_field(body, "filter");
+    return needs;
+}
+
+}  // namespace
+
 std::string ServerEngine::score(const nlohmann::json& body) {
     Impl& s = *impl_;
     refuse_unknown_keys(body, {"ideas", "p", "q", "cutoff", "filter"});
-    const std::vector<ApiRecord> records = parse_records(body, "ideas", s.limits(), s.dim);
+    RecordBatch records = parse_records(body, "ideas", s.limits(), s.dim);
     const std::size_t p = parse_count(body, "p", s.options.default_p, s.max_k);
     const std::size_t q = parse_count(body, "q", s.options.default_q, s.max_k);
-    Resolved resolved = s.resolve(records, "ideas", parse_date_field(body, "cutoff"), parse_filter_field(body, "filter"));
-    for (std::size_t i = 0; i < resolved.size(); ++i) {
-        const std::string problem = scope_reach_problem(resolved.scopes[i], s.corpus.size(), p, q);
-        if (!problem.empty())
-            throw UsageError("ideas[" + std::to_string(i) + "]: " + problem + "; lower p and q, or use a later date",
-                             "ideas[" + std::to_string(i) + "]");
-    }
+    ResolvedBatch resolved = s.resolve(std::move(records), request_needs(body));
+    resolved.check_reach(s.corpus.size(), p, q, "lower p and q, or use a later date");
     return results_body(s.score_batcher->submit(ScoreItem{std::move(resolved), p, q}).get());
 }
 
 std::string ServerEngine::search(const nlohmann::json& body) {
     Impl& s = *impl_;
     refuse_unknown_keys(body, {"queries", "k", "cutoff", "filter"});
-    const std::vector<ApiRecord> records = parse_records(body, "queries", s.limits(), s.dim);
+    RecordBatch records = parse_records(body, "queries", s.limits(), s.dim);
     const std::size_t k = parse_count(body, "k", s.options.default_k, s.max_k);
-    Resolved resolved =
-        s.resolve(records, "queries", parse_date_field(body, "cutoff"), parse_filter_field(body, "filter"));
+    ResolvedBatch resolved = s.resolve(std::move(records), request_needs(body));
     return results_body(s.search_batcher->submit(SearchItem{std::move(resolved), k}).get());
 }
 
 std::string ServerEngine::embed(const nlohmann::json& body) {
     Impl& s = *impl_;
     refuse_unknown_keys(body, {"records"});
-    const std::vector<ApiRecord> records = parse_records(body, "records", s.limits(), s.dim);
+    const std::vector<QueryRecord> records = parse_records(body, "records", s.limits(), s.dim).records;
     if (!s.options.make_embedder) throw UsageError("this server has no encoder for text (it was started without one)");
     Texts texts;
     for (std::size_t i = 0; i < records.size(); ++i) {
@@ -467,7 +393,7 @@ std::string ServerEngine::retrieve(const nlohmann::json& body) {
     std::vector<std::string> lines;
     std::lock_guard lock(s.engine_mutex);
     for (std::size_t i = 0; i < request.records.size(); ++i)
-        lines.push_back(retrieval_record_json(s.corpus, request.records[i].id, reply.scopes[i].cutoff,
+        lines.push_back(retrieval_record_json(s.corpus, request.records.records[i].id, reply.scopes[i].cutoff,
                                               reply.scopes[i].row_limit, reply.rankings[i], reply.tags, {}, {}));
     return results_body(lines);
 }

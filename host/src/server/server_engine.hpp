@@ -6,6 +6,7 @@
 
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/paper_filter.hpp"
+#include "novelty/request/resolver.hpp"
 #include "novelty/request/retrieval_run.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty_host/server/server.hpp"
@@ -23,7 +24,7 @@ namespace novelty::host {
 /// A retrieval through the request layer's RetrievalRanker (the one `novelty retrieve` and Python
 /// use): the records' rankings by tag under the request's cutoff and filter.
 struct RetrievalRequest {
-    std::vector<ApiRecord> records;
+    RecordBatch records;  ///< as parse_records gives them (origin key set to `key` by rank)
     RetrievalSettings settings;  ///< methods, k, fusion depth; no rewriting (expand and hyde stay 0)
     std::optional<PartialDate> cutoff;  ///< for records without their own date
     PaperFilter filter;          ///< applied to every record, with its own

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "novelty/corpus/paper_filter.hpp"
+#include "novelty/request/resolver.hpp"
 
 #include "novelty/util/dates.hpp"
 
@@ -16,18 +17,6 @@
 #include <vector>
 
 namespace novelty::host {
-
-/// One idea, query or record of a request body.
-struct ApiRecord {
-    std::string id;
-    std::string title;
-    std::string text;                  ///< "text", else "abstract"
-    std::optional<PartialDate> date;   ///< its own cutoff
-    std::vector<std::string> exclude;  ///< paper ids to treat as absent
-    std::vector<float> vector;         ///< given vector ("vector"), empty when none
-    std::optional<PaperFilter> filter; ///< its own metadata filter ("filter"), with the request's
-    bool has_text() const { return !title.empty() || !text.empty(); }
-};
 
 struct RequestLimits {
     std::size_t max_records = 1024;
@@ -42,11 +31,11 @@ nlohmann::json parse_body(const std::string& body);
 /// /v1/score) is refused rather than silently left out. Records' own keys are not checked.
 void refuse_unknown_keys(const nlohmann::json& body, std::initializer_list<const char*> known);
 
-/// The records under `key` (an array of 1..max_records objects). Each needs an "id" (string or
-/// integer, unique in the request); "title", "text"/"abstract", "date", "exclude" and "vector"
-/// (dim finite numbers, not all zero) are optional; other keys are ignored.
-std::vector<ApiRecord> parse_records(const nlohmann::json& body, const std::string& key, const RequestLimits& limits,
-                                     std::size_t dim);
+/// The records under `key` (an array of 1..max_records objects), read by the request layer's
+/// record_from_json: each needs an "id" (string or integer, unique in the request); "title",
+/// "text"/"abstract", "date", "exclude", "filter" and "vector" (dim finite numbers, not all
+/// zero) are optional; other keys are ignored. The batch's origin names them as key[i].
+RecordBatch parse_records(const nlohmann::json& body, const std::string& key, const RequestLimits& limits, std::size_t dim);
 
 /// An optional positive integer field: its value, `fallback` when absent or null; throws
 /// UsageError outside [1, max].

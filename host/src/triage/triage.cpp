@@ -1,5 +1,7 @@
 #include "novelty_host/triage/triage.hpp"
 
+#include "novelty/request/scope.hpp"
+
 #include "novelty/util/error.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty_host/claimnov/claimnov_pipeline.hpp"
@@ -129,10 +131,12 @@ void score_representatives(Run& run, Scorer& scorer, const std::vector<std::size
     std::vector<std::size_t> scorable;
     for (std::size_t c : reps) {
         const PipelineProposal& p = run.prepared.proposals[run.clusters.representative[c]];
-        const std::size_t reachable = reachable_papers(p.row_limit, n_rows, p.excluded_rows.data(), p.excluded_rows.size());
         const ClaimsProposalInput& given = run.input.ideas[run.clusters.representative[c]].proposal;
-        const std::string cutoff = given.date ? given.date->text() : run.input.cutoff_text;
-        const std::string problem = reach_problem(run.settings.p, run.settings.q, reachable, cutoff);
+        RecordScope scope;
+        scope.row_limit = p.row_limit;
+        scope.cutoff = given.date ? given.date->text() : run.input.cutoff_text;
+        scope.excluded_rows = p.excluded_rows;
+        const std::string problem = scope_reach_problem(scope, n_rows, run.settings.p, run.settings.q);
         if (problem.empty()) scorable.push_back(c);
         else run.outcomes[c].error = "rnd: " + problem;
     }

@@ -78,7 +78,7 @@ TriageSettings settings_of(const nlohmann::json& body, const ClaimsServiceOption
 
 struct TriageRequest {
     TriageSettings settings;
-    std::vector<ApiRecord> records;
+    RecordBatch records;
     std::optional<PartialDate> cutoff;
     std::string cutoff_text;
     std::vector<std::string> exclude;
@@ -129,27 +129,24 @@ struct TriageService::Impl {
         const std::size_t n = request.records.size();
         input.vectors.assign(n * input.dim, 0.0f);
         std::vector<std::size_t> to_embed;
-        std::vector<std::string> texts;
         for (std::size_t i = 0; i < n; ++i) {
-            const ApiRecord& r = request.records[i];
+            const QueryRecord& r = request.records.records[i];
             input.ideas.push_back({{r.id, r.title, r.text, r.date, r.exclude, std::nullopt}, i + 1});
-            if (!r.vector.empty()) {
+            if (request.records.given_vector(i)) {
                 // Without text the idea stays empty (ClaimNov reads the text), as in the CLI.
-                std::copy(r.vector.begin(), r.vector.end(), input.vectors.begin() + i * input.dim);
+                std::copy_n(request.records.given.begin() + i * input.dim, input.dim, input.vectors.begin() + i * input.dim);
             } else if (r.has_text()) {
                 to_embed.push_back(i);
-                texts.push_back(embedding_text(r.title, r.text));
             }
         }
-        if (progress) progress("embed", 0, texts.size());
-        if (!texts.empty()) {
-            const std::vector<float> vectors = embedder->embed(texts);
-            if (vectors.size() != texts.size() * input.dim) throw Error("the encoder returned vectors of the wrong size");
-            for (std::size_t j = 0; j < to_embed.size(); ++j)
-                std::copy(vectors.begin() + j * input.dim, vectors.begin() + (j + 1) * input.dim,
-                          input.vectors.begin() + to_embed[j] * input.dim);
+        if (progress) progress("embed", 0, to_embed.size());
+        if (!to_embed.empty()) {
+            const EmbedSettings settings{embedder->name(), to_embed.size(), {}};
+            embed_records(request.records.records, to_embed,
+                          [this](const std::vector<std::string>& texts) { return embedder->embed(texts); }, settings,
+                          input.vectors, input.dim);
         }
-        if (progress) progress("embed", texts.size(), texts.size());
+        if (progress) progress("embed", to_embed.size(), to_embed.size());
         return input;
     }
 

@@ -2,7 +2,7 @@
 // their keys, and the "filter" object of query records.
 #include "novelty/corpus/paper_filter.hpp"
 
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty/search/search.hpp"
 #include "novelty/util/error.hpp"
 #include "scoring_corpus.hpp"

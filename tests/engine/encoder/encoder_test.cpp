@@ -3,7 +3,7 @@
 // by tests/fixtures/encoder/make_embedding_fixtures.py.
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "test_util.hpp"
 

@@ -309,15 +309,15 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
         {"/v1/score", "{\"ideas\": []}", "ideas: is empty"},
         {"/v1/score", json{{"ideas", json::array({{{"id", "a"}}, {{"id", "b"}}, {{"id", "c"}}, {{"id", "d"}}, {{"id", "e"}}})}}.dump(),
          "at most 4"},
-        {"/v1/score", json{{"ideas", {{{"title", "x"}}}}}.dump(), "ideas[0]: missing \"id\""},
-        {"/v1/score", json{{"ideas", {{{"id", 1.5}}}}}.dump(), "ideas[0].id: must be a string or an integer"},
+        {"/v1/score", json{{"ideas", {{{"title", "x"}}}}}.dump(), "ideas[0]: missing 'id'"},
+        {"/v1/score", json{{"ideas", {{{"id", 1.5}}}}}.dump(), "ideas[0]: 'id' must be a string or an integer"},
         {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}, {{"id", "a"}, {"vector", v}}}}}.dump(),
-         "ideas[1].id: 'a' appears twice"},
-        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}, {"date", "2019-13"}}}}}.dump(), "ideas[0].date: '2019-13'"},
-        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump(), "ideas[0].vector: has 2 numbers"},
+         "ideas[1]: 'a' appears twice (first as ideas[0])"},
+        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}, {"date", "2019-13"}}}}}.dump(), "ideas[0]: unparseable date '2019-13'"},
+        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", {1, 2}}}}}}.dump(), "ideas[0]: 'vector' has 2 numbers"},
         {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", std::vector<int>(dim, 0)}}}}}.dump(), "zero vector"},
-        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}, {"exclude", "p1"}}}}}.dump(), "ideas[0].exclude: must be an array"},
-        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"title", 3}}}}}.dump(), "ideas[0].title: must be a string"},
+        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}, {"exclude", "p1"}}}}}.dump(), "ideas[0]: 'exclude' must be an array"},
+        {"/v1/score", json{{"ideas", {{{"id", "a"}, {"title", 3}}}}}.dump(), "ideas[0]: 'title' must be a string"},
         {"/v1/score", json{{"ideas", {{{"id", "nope"}}}}}.dump(), "is not the id of a corpus paper"},
         {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}, {"p", 0}}.dump(), "p: must be an integer from 1 to 2048"},
         {"/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}, {"q", 5000}}.dump(), "q: must be an integer from 1 to 2048"},
@@ -349,6 +349,10 @@ TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {
     EXPECT_EQ(bad_vector.body.value("parameter", ""), "ideas[0].vector") << bad_vector.text;
     const Reply no_source = post(port, "/v1/score", json{{"ideas", {{{"id", "nope"}}}}}.dump());
     EXPECT_EQ(no_source.body.value("parameter", ""), "ideas[0]") << no_source.text;
+    EXPECT_NE(no_source.body.value("error", "").find("; send \"title\", \"text\" or \"vector\""), std::string::npos)
+        << no_source.text;
+    const Reply duplicate = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}, {{"id", "a"}, {"vector", v}}}}}.dump());
+    EXPECT_EQ(duplicate.body.value("parameter", ""), "ideas[1].id") << duplicate.text;
     const Reply unknown = post(port, "/v1/score", json{{"ideas", {{{"id", "a"}, {"vector", v}}}}, {"split", "2020"}}.dump());
     EXPECT_EQ(unknown.body.value("parameter", ""), "split") << unknown.text;
     const Reply no_text = post(port, "/v1/embed", json{{"records", {{{"id", "a"}}}}}.dump());

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "novelty/corpus/corpus.hpp"
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/result_json.hpp"
 #include "novelty/util/dates.hpp"
 
 #include <cstddef>

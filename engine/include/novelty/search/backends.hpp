@@ -38,6 +38,11 @@ struct CudaBackendOptions {
     DeviceStorage similarity_tile = DeviceStorage::f32;
 };
 
+/// The CUDA options every edge takes from its user: the storage by name (parse_storage) and the
+/// memory budget in MiB (0 = 90% of free) of the CLI's --device-storage and --device-memory,
+/// the server's options and Python's storage= and memory_mib=.
+CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_mib);
+
 /// The CUDA backend. Each index it builds uploads its corpus once (converted to `storage`) and
 /// keeps it on the device for every later call; queries are float32 on the host and are
 /// rounded to the storage type for the matrix products, and with 16-bit storage each query's

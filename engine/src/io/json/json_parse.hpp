@@ -41,6 +41,9 @@ nlohmann::json parse_json(std::string_view text);
 /// As parse_json(), keeping the order of object keys.
 nlohmann::ordered_json parse_ordered_json(std::string_view text);
 
+/// A JSON value's type in words, for messages: "a string", "a number", "null", ...
+std::string json_type_words(const nlohmann::json& value);
+
 /// `value` as JSON text that never throws: strings that are not valid UTF-8 (which cannot be
 /// written as JSON) have the bad bytes replaced by U+FFFD.
 std::string dump_json(const nlohmann::json& value);

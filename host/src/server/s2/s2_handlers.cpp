@@ -52,9 +52,9 @@ std::string required_query(const Params& params) {
 RetrievalRequest filtered_request(const std::string& query, const std::string& method, std::size_t k,
                                   const Params& params) {
     RetrievalRequest r;
-    ApiRecord record;  // no id: it names no corpus paper, so nothing is left out for it
+    QueryRecord record;  // no id: it names no corpus paper, so nothing is left out for it
     record.title = query;
-    r.records.push_back(std::move(record));
+    r.records.records.push_back(std::move(record));
     r.settings.methods = {method};
     r.settings.k = k;
     r.settings.fusion_depth = max_ranked;
@@ -211,9 +211,9 @@ nlohmann::ordered_json recommendations(ServerEngine& engine, const std::string& 
     if (from != "recent" && from != "all-cs") bad_param("from", from, "choose recent or all-cs (both rank the whole corpus)");
     const std::size_t row = row_or_404(engine, id);
     RetrievalRequest r;
-    ApiRecord record;
+    QueryRecord record;
     record.id = engine.papers({static_cast<std::int64_t>(row)}).at(0).id;  // its vector; itself left out
-    r.records.push_back(std::move(record));
+    r.records.records.push_back(std::move(record));
     r.settings.methods = {"dense"};
     r.settings.k = limit;
     r.key = "paper";

@@ -1,4 +1,4 @@
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/result_json.hpp"
 
 #include <nlohmann/json.hpp>
 

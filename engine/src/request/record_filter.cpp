@@ -1,4 +1,4 @@
-#include "io/json/record_filter.hpp"
+#include "request/json/record_filter.hpp"
 
 #include "io/jsonl.hpp"
 #include "novelty/util/message_text.hpp"

@@ -1,5 +1,5 @@
 #include "novelty/util/error.hpp"
-#include "novelty/io/query_records.hpp"
+#include "novelty/request/query_records.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include "novelty/corpus/import.hpp"
 #include "novelty/io/npy.hpp"
 #include "novelty/io/npz.hpp"
-#include "novelty/io/result_json.hpp"
+#include "novelty/request/result_json.hpp"
 #include "search_reference.hpp"
 #include "json_lines.hpp"
 #include "test_util.hpp"
