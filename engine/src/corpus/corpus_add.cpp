@@ -14,7 +14,7 @@
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/scoring/density_store.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
-#include "novelty/scoring/self_join_update.hpp"
+#include "scoring/self_join_update.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/util/notices.hpp"

@@ -2,7 +2,7 @@
 // the damaged rows in full. As in the CPU backend (search/cpu/exact_rescore.hpp), sgemm only
 // chooses candidates and every stored similarity is exact_dot's, so the result is the one a full
 // recomputation gives, bit for bit.
-#include "novelty/scoring/self_join_update.hpp"
+#include "scoring/self_join_update.hpp"
 
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"

@@ -1,6 +1,6 @@
 // update_self_join against a full recomputation: rows added between old ones (renumbering),
 // appended, deleted and replaced, with tied similarities, must give the very same join.
-#include "novelty/scoring/self_join_update.hpp"
+#include "scoring/self_join_update.hpp"
 #include "novelty/search/search.hpp"
 #include "novelty/util/error.hpp"
 #include "search_reference.hpp"

@@ -1,3 +1,4 @@
+// Internal to the engine (corpus add and the density store use it; not part of the public API).
 // Updating a cached self-join after papers were added to, replaced in or deleted from a corpus,
 // instead of computing it again (novelty corpus add).
 #pragma once
