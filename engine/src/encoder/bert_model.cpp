@@ -116,6 +116,40 @@ void linear(const float* x, std::size_t n, std::size_t in, const std::vector<flo
                 1.0f, x, static_cast<int>(in), w.data(), static_cast<int>(in), 1.0f, y, static_cast<int>(out));
 }
 
+// Scratch of one forward pass for the bf16 products: x rounded and packed in pairs (AVX512-BF16),
+// or rounded as float32 (sgemm).
+struct Bf16Scratch {
+    std::vector<std::uint32_t> pairs;
+    std::vector<float> rounded;
+};
+
+// y[n x out] = bf16(x) * bf16(W)^T + b, float32 sums, by `precision`'s path (bf16_matmul.hpp).
+void linear_bf16(const float* x, std::size_t n, std::size_t in, const Bf16Linear& w, const std::vector<float>& b,
+                 std::size_t out, float* y, LinearPrecision precision, Bf16Scratch& scratch) {
+    if (precision == LinearPrecision::bf16_avx512) {
+        scratch.pairs.resize(n * ((in + 1) / 2));
+        pack_bf16_rows(x, n, in, scratch.pairs.data());
+        bf16_gemm_avx512(scratch.pairs.data(), n, w.panels, b.data(), y);
+        return;
+    }
+    scratch.rounded.resize(n * in);
+    for (std::size_t i = 0; i < n * in; ++i) scratch.rounded[i] = round_to_bf16(x[i]);
+    linear(scratch.rounded.data(), n, in, w.rounded, b, out, y);
+}
+
+// The bf16 form of one weight [out x in] for `precision`; the float32 copy is released.
+Bf16Linear to_bf16_linear(std::vector<float>& w, std::size_t out, std::size_t in, LinearPrecision precision) {
+    Bf16Linear l;
+    if (precision == LinearPrecision::bf16_avx512) {
+        l.panels = pack_bf16_panels(w.data(), out, in);
+    } else {
+        l.rounded.resize(w.size());
+        for (std::size_t i = 0; i < w.size(); ++i) l.rounded[i] = round_to_bf16(w[i]);
+    }
+    std::vector<float>().swap(w);
+    return l;
+}
+
 // Self-attention of one sequence (rows [start, start + len) of q, k, v), head by head, in blocks of
 // query rows so that the scores of a long sequence stay small (block x len floats).
 void attend(const float* q, const float* k, const float* v, std::size_t start, std::size_t len, std::size_t h,
@@ -178,6 +212,27 @@ std::vector<std::size_t> position_ids(const BertConfig& config, const std::vecto
     return out;
 }
 
+void BertModel::set_linear_precision(LinearPrecision precision) {
+    if (precision == precision_) return;
+    if (precision_ != LinearPrecision::f32)
+        throw UsageError("the encoder's linear precision is set once (its float32 weights are released)");
+    if (precision == LinearPrecision::bf16_avx512 && !cpu_has_avx512_bf16())
+        throw Error("bf16 products by AVX512-BF16 were asked for on a CPU without AVX512-BF16");
+    const std::size_t h = config_.hidden, inter = config_.intermediate;
+    bf16_layers_.clear();
+    for (BertLayer& layer : layers_) {
+        Bf16Layer b;
+        b.q = to_bf16_linear(layer.q_w, h, h, precision);
+        b.k = to_bf16_linear(layer.k_w, h, h, precision);
+        b.v = to_bf16_linear(layer.v_w, h, h, precision);
+        b.attn_out = to_bf16_linear(layer.attn_out_w, h, h, precision);
+        b.inter = to_bf16_linear(layer.inter_w, inter, h, precision);
+        b.out = to_bf16_linear(layer.out_w, h, inter, precision);
+        bf16_layers_.push_back(std::move(b));
+    }
+    precision_ = precision;
+}
+
 void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& x) const {
     const BertConfig& c = config_;
     const std::size_t h = c.hidden;
@@ -206,20 +261,32 @@ void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seq
 
     std::vector<float> q(n_tokens * h), k(n_tokens * h), v(n_tokens * h), ctx(n_tokens * h), attn(n_tokens * h);
     std::vector<float> inter(n_tokens * c.intermediate), scores;
-    for (const BertLayer& layer : layers_) {
-        linear(x.data(), n_tokens, h, layer.q_w, layer.q_b, h, q.data());
-        linear(x.data(), n_tokens, h, layer.k_w, layer.k_b, h, k.data());
-        linear(x.data(), n_tokens, h, layer.v_w, layer.v_b, h, v.data());
+    Bf16Scratch scratch;
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+        const BertLayer& layer = layers_[l];
+        // One linear layer at this model's precision: `f32_w` or its bf16 form `bf16_w`.
+        auto dense = [&](const float* in_rows, std::size_t in, const std::vector<float>& f32_w, const Bf16Linear& bf16_w,
+                         const std::vector<float>& b, std::size_t out, float* y) {
+            if (precision_ == LinearPrecision::f32)
+                linear(in_rows, n_tokens, in, f32_w, b, out, y);
+            else
+                linear_bf16(in_rows, n_tokens, in, bf16_w, b, out, y, precision_, scratch);
+        };
+        static const Bf16Layer no_bf16{};
+        const Bf16Layer& lb = precision_ == LinearPrecision::f32 ? no_bf16 : bf16_layers_[l];
+        dense(x.data(), h, layer.q_w, lb.q, layer.q_b, h, q.data());
+        dense(x.data(), h, layer.k_w, lb.k, layer.k_b, h, k.data());
+        dense(x.data(), h, layer.v_w, lb.v, layer.v_b, h, v.data());
         std::size_t start = 0;
         for (const auto* seq : seqs) {
             attend(q.data(), k.data(), v.data(), start, seq->size(), h, c.heads, ctx.data(), scores);
             start += seq->size();
         }
-        linear(ctx.data(), n_tokens, h, layer.attn_out_w, layer.attn_out_b, h, attn.data());
+        dense(ctx.data(), h, layer.attn_out_w, lb.attn_out, layer.attn_out_b, h, attn.data());
         add_layer_norm(attn.data(), x.data(), n_tokens, h, layer.attn_ln_g, layer.attn_ln_b, c.layer_norm_eps);
-        linear(attn.data(), n_tokens, h, layer.inter_w, layer.inter_b, c.intermediate, inter.data());
+        dense(attn.data(), h, layer.inter_w, lb.inter, layer.inter_b, c.intermediate, inter.data());
         gelu_in_place(inter.data(), inter.size());
-        linear(inter.data(), n_tokens, c.intermediate, layer.out_w, layer.out_b, h, x.data());
+        dense(inter.data(), c.intermediate, layer.out_w, lb.out, layer.out_b, h, x.data());
         add_layer_norm(x.data(), attn.data(), n_tokens, h, layer.out_ln_g, layer.out_ln_b, c.layer_norm_eps);
     }
 }

@@ -1,5 +1,8 @@
-// A BERT encoder's forward pass on the CPU (float32, OpenBLAS sgemm), for sentence embeddings.
+// A BERT encoder's forward pass on the CPU, for sentence embeddings: float32 throughout (OpenBLAS
+// sgemm), or with the linear layers' products in bf16 (bf16_matmul.hpp).
 #pragma once
+
+#include "encoder/bf16_matmul.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +46,21 @@ struct BertLayer {
     std::vector<float> out_w, out_b, out_ln_g, out_ln_b;  // [hidden x intermediate], [hidden]
 };
 
+/// How the linear layers (query, key, value, attention output, both feed-forward layers) multiply.
+/// LayerNorm, softmax, GELU, the attention products, the residual stream and pooling stay float32.
+enum class LinearPrecision {
+    f32,           ///< float32 weights and products (the reference)
+    bf16_avx512,   ///< bf16 weights and activations, float32 sums, by vdpbf16ps (AVX512-BF16 CPUs)
+    bf16_float32,  ///< the same bf16-rounded operands through float32 sgemm (any CPU; not faster)
+};
+
+/// A linear layer's weight in bf16: packed panels for the AVX512-BF16 kernel, or the rounded
+/// values as float32 [out x in] for sgemm; only the one the precision uses is held.
+struct Bf16Linear {
+    Bf16Panels panels;
+    std::vector<float> rounded;
+};
+
 class BertModel {
 public:
     /// Loads model.safetensors of `model_dir` (tensor names with or without a "bert." or
@@ -50,6 +68,13 @@ public:
     static BertModel load(const std::string& model_dir);
 
     const BertConfig& config() const { return config_; }
+
+    /// Converts the linear layers' weights for `precision`, once, before the first forward();
+    /// bf16 releases their float32 copies (layers() then holds only the biases and LayerNorms).
+    /// Throws UsageError when called twice with different precisions, Error for bf16_avx512 on a
+    /// CPU without AVX512-BF16.
+    void set_linear_precision(LinearPrecision precision);
+    LinearPrecision linear_precision() const { return precision_; }
 
     /// Runs the encoder on `n_seqs` token sequences and writes their last hidden states, one
     /// row of `hidden` floats per token, sequences concatenated in order (sum of lengths rows).
@@ -68,6 +93,11 @@ private:
     BertConfig config_;
     std::vector<float> word_emb_, pos_emb_, type_emb_, emb_ln_g_, emb_ln_b_;
     std::vector<BertLayer> layers_;
+    LinearPrecision precision_ = LinearPrecision::f32;
+    struct Bf16Layer {
+        Bf16Linear q, k, v, attn_out, inter, out;
+    };
+    std::vector<Bf16Layer> bf16_layers_;
 };
 
 }  // namespace novelty::encoder

@@ -20,6 +20,9 @@ public:
     virtual std::string pooling() const = 0;
     /// Where the vectors are computed: "cpu", "cuda", or "" when not known (remote models).
     virtual std::string device() const { return ""; }
+    /// The arithmetic of the built-in CPU encoder's products: "f32" or "bf16"; "" when not
+    /// recorded (remote models, the CUDA encoder, whose weights --device-storage names).
+    virtual std::string precision() const { return ""; }
     /// Embeds each text: returns texts.size() x dim() float32 values, row-major, each row
     /// L2-normalised (an empty text still yields a vector). Throws Error on failure.
     virtual std::vector<float> embed(const std::vector<std::string>& texts) = 0;

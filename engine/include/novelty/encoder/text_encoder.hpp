@@ -2,9 +2,9 @@
 // directory (config.json, model.safetensors, the tokenizer and pooling configs), e.g.
 // all-MiniLM-L6-v2 (mean pooling), bge-small-en-v1.5 (CLS pooling, WordPiece vocab.txt) or
 // BGE-M3 (XLM-RoBERTa, CLS pooling, SentencePiece unigram tokenizer.json). Two implementations
-// sit behind this one interface: the CPU one (float32, the reference) and the CUDA one
-// (float16/bfloat16 weights, float32 accumulation; CUDA builds only). Both tokenise with the
-// same code, so their vectors are interchangeable (cosine >= 0.9999).
+// sit behind this one interface: the CPU one (float32, the reference; bf16 products on request)
+// and the CUDA one (float16/bfloat16 weights, float32 accumulation; CUDA builds only). Both
+// tokenise with the same code, so their vectors are interchangeable (cosine >= 0.9999).
 #pragma once
 
 #include "novelty/encoder/embedder.hpp"
@@ -20,6 +20,15 @@ struct EncoderOptions {
     std::size_t tokens_per_group = 4096;    ///< sequences are run in groups of about this many tokens
     /// "cpu", "cuda", or "auto" (cuda when compiled in and a device is present, else cpu).
     std::string device = "cpu";
+    /// CPU only: the arithmetic of the linear layers (query, key, value, attention output, the
+    /// feed-forward pair): "f32" (float32, the reference); "bf16" (weights and activations
+    /// rounded to bfloat16, float32 sums: by AVX512-BF16 where the CPU has it, else the same
+    /// rounding through float32 instructions, which gives the same vectors no faster); "auto"
+    /// (the fastest precision that meets the accuracy bar on this CPU: f32 on every CPU for now,
+    /// see docs/encoder.md). bf16 keeps min cosine >= 0.999 and mean >= 0.9995 to f32
+    /// (tests/engine/encoder/bf16_encoder_test.cpp). LayerNorm, softmax, GELU, attention,
+    /// residuals and pooling are float32 at every precision.
+    std::string precision = "auto";
     /// CUDA only: weights held as "f16" or "bf16" (float32 accumulation either way).
     std::string device_storage = "f16";
     /// CUDA only: device memory the encoder may use for activations, in bytes; 0 = a quarter
@@ -48,5 +57,10 @@ std::string default_model_dir();
 /// The device "auto" resolves to for encoders: "cuda" when compiled in and a device is present,
 /// else "cpu". Validates `device` (auto | cpu | cuda) and throws UsageError as load does.
 std::string resolve_encoder_device(const std::string& device);
+
+/// What the CPU encoder's `precision` (auto | f32 | bf16) is on this CPU: "f32" or "bf16".
+/// Throws UsageError (parameter "precision") for another name, and for "int8", which the CPU
+/// encoder does not implement yet.
+std::string resolve_encoder_precision(const std::string& precision);
 
 }  // namespace novelty

@@ -1,0 +1,67 @@
+// The bf16 GEMM micro-kernel for CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed into
+// 16 float32 lanes per instruction). Only this file is compiled for that instruction set, by the
+// target pragma below; it is called only after cpu_has_avx512_bf16() said yes (bf16_matmul.cpp),
+// so the binary still runs on every x86-64 CPU. Nothing from the standard library is used here
+// (see bf16_kernel.inc).
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NOVELTY_BF16_AVX512 1
+#include <immintrin.h>
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bf16")
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bf16"))), apply_to = function)
+#endif
+#endif
+
+#include "encoder/bf16_kernel.inc"
+
+namespace novelty::encoder {
+
+#if defined(NOVELTY_BF16_AVX512)
+
+namespace {
+
+struct Avx512Bf16Ops {
+    using acc = __m512;
+    using pairs = __m512i;
+    static acc zero() { return _mm512_setzero_ps(); }
+    static pairs load(const std::uint32_t* p) { return _mm512_loadu_si512(p); }
+    static acc dot(acc sum, std::uint32_t a, pairs b) {
+        return _mm512_dpbf16_ps(sum, (__m512bh)_mm512_set1_epi32(static_cast<int>(a)), (__m512bh)b);
+    }
+    static void store(float* dst, acc sum, const float* bias, std::size_t count) {
+        const __mmask16 mask = count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
+        if (bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, bias));
+        _mm512_mask_storeu_ps(dst, mask, sum);
+    }
+};
+
+}  // namespace
+
+bool bf16_avx512_compiled() { return true; }
+
+void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
+                          std::size_t panels, std::size_t out, const float* bias, float* y) {
+    bf16_gemm_with<Avx512Bf16Ops>(xw, n, words, pairs, panels, out, bias, y);
+}
+
+#else
+
+bool bf16_avx512_compiled() { return false; }
+
+void bf16_gemm_avx512_raw(const std::uint32_t*, std::size_t, const std::uint32_t*, std::size_t, std::size_t,
+                          std::size_t, const float*, float*) {}
+
+#endif
+
+}  // namespace novelty::encoder
+
+#if defined(NOVELTY_BF16_AVX512)
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+#endif

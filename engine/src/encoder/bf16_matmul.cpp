@@ -1,0 +1,100 @@
+#include "encoder/bf16_matmul.hpp"
+
+#include "novelty/util/error.hpp"
+
+#include <cstring>
+
+#include "encoder/bf16_kernel.inc"
+
+namespace novelty::encoder {
+
+namespace {
+
+float float_of_bits(std::uint32_t bits) {
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+std::uint32_t pack_pair(const float* row, std::size_t in, std::size_t p) {
+    const std::uint32_t lo = to_bf16(row[2 * p]);
+    const std::uint32_t hi = 2 * p + 1 < in ? to_bf16(row[2 * p + 1]) : 0u;
+    return lo | hi << 16;
+}
+
+// vdpbf16ps in plain C++: the product of two bf16 values is exact in float32, so each step is
+// one rounding, as in the instruction.
+struct PortableOps {
+    struct acc {
+        float v[16];
+    };
+    using pairs = const std::uint32_t*;
+    static acc zero() { return acc{}; }
+    static pairs load(const std::uint32_t* p) { return p; }
+    static acc dot(acc sum, std::uint32_t a, pairs b) {
+        const float a_lo = float_of_bits(a << 16), a_hi = float_of_bits(a & 0xffff0000u);
+        for (int i = 0; i < 16; ++i) {
+            sum.v[i] += a_hi * float_of_bits(b[i] & 0xffff0000u);
+            sum.v[i] += a_lo * float_of_bits(b[i] << 16);
+        }
+        return sum;
+    }
+    static void store(float* dst, const acc& sum, const float* bias, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) dst[i] = bias ? sum.v[i] + bias[i] : sum.v[i];
+    }
+};
+
+}  // namespace
+
+std::uint16_t to_bf16(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
+    bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
+    return static_cast<std::uint16_t>(bits >> 16);
+}
+
+float from_bf16(std::uint16_t bits) { return float_of_bits(static_cast<std::uint32_t>(bits) << 16); }
+
+Bf16Panels pack_bf16_panels(const float* w, std::size_t out, std::size_t in) {
+    Bf16Panels p;
+    p.out = out;
+    p.in = in;
+    p.pairs = (in + 1) / 2;
+    p.panels = (out + bf16_panel_rows - 1) / bf16_panel_rows;
+    p.words.assign(p.panels * p.pairs * bf16_panel_rows, 0u);
+    for (std::size_t row = 0; row < out; ++row) {
+        const std::size_t panel = row / bf16_panel_rows, lane = row % bf16_panel_rows;
+        std::uint32_t* dst = p.words.data() + panel * p.pairs * bf16_panel_rows + lane;
+        for (std::size_t pair = 0; pair < p.pairs; ++pair) dst[pair * bf16_panel_rows] = pack_pair(w + row * in, in, pair);
+    }
+    return p;
+}
+
+void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw) {
+    const std::size_t pairs = (in + 1) / 2;
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t p = 0; p < pairs; ++p) xw[r * pairs + p] = pack_pair(x + r * in, in, p);
+}
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // libgcc's CPUID check includes the OS's support for the AVX-512 register state (XGETBV).
+    static const bool has = bf16_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
+                            __builtin_cpu_supports("avx512bf16");
+    return has;
+#else
+    return false;
+#endif
+}
+
+void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
+    if (!cpu_has_avx512_bf16()) throw Error("bf16_gemm_avx512: this CPU (or this build) has no AVX512-BF16");
+    bf16_gemm_avx512_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
+}
+
+void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
+    bf16_gemm_with<PortableOps>(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
+}
+
+}  // namespace novelty::encoder

@@ -1,0 +1,250 @@
+// The CPU encoder with bf16 products (engine/src/encoder/bf16_matmul.hpp): the rounding, the
+// kernel against a double reference of the same rounded operands, the AVX512-BF16 kernel against
+// its portable twin (where the CPU has the instructions), and the accuracy bar against float32:
+// min cosine >= 0.999 and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa fixture.
+#include "encoder/bf16_matmul.hpp"
+#include "io/text_lines.hpp"
+#include "novelty/encoder/text_encoder.hpp"
+#include "novelty/request/query_records.hpp"
+#include "novelty/util/error.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+
+using namespace novelty;
+using namespace novelty::encoder;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint32_t bits_of(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+struct Shape {
+    std::size_t n, in, out;
+};
+// Odd and even widths, rows and columns that are and are not multiples of the 8 x 32 block.
+const Shape kShapes[] = {{1, 1, 1}, {19, 37, 45}, {8, 64, 32}, {17, 384, 33}, {3, 2, 16}, {40, 129, 100}, {0, 5, 7}};
+
+// y = bf16(x) bf16(W)^T + b in double, and the sum of |terms| per output (the error scale).
+void reference(const Shape& s, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
+               std::vector<double>& y, std::vector<double>& scale) {
+    y.assign(s.n * s.out, 0.0);
+    scale.assign(s.n * s.out, 0.0);
+    for (std::size_t r = 0; r < s.n; ++r)
+        for (std::size_t o = 0; o < s.out; ++o) {
+            double sum = b.empty() ? 0.0 : b[o], mag = std::fabs(sum);
+            for (std::size_t i = 0; i < s.in; ++i) {
+                const double t = double(round_to_bf16(x[r * s.in + i])) * round_to_bf16(w[o * s.in + i]);
+                sum += t;
+                mag += std::fabs(t);
+            }
+            y[r * s.out + o] = sum;
+            scale[r * s.out + o] = mag;
+        }
+}
+
+// Float32 sums of in + 1 terms are within about (in + 1) u sum|terms| of the exact sum
+// (u = 2^-24); twice that is allowed. A wrong pairing or a lost term is off by a whole term.
+void expect_near_reference(const std::vector<float>& got, const std::vector<double>& want,
+                           const std::vector<double>& scale, const Shape& s) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1.2e-7 * static_cast<double>(s.in + 1) * scale[i])
+            << "shape " << s.n << "x" << s.in << "x" << s.out << " output " << i;
+}
+
+// Runs `gemm` (bf16_gemm_portable or bf16_gemm_avx512) on one shape with or without a bias.
+std::vector<float> run_gemm(decltype(&bf16_gemm_portable) gemm, const Shape& s, const std::vector<float>& x,
+                            const std::vector<float>& w, const std::vector<float>& b) {
+    const Bf16Panels panels = pack_bf16_panels(w.data(), s.out, s.in);
+    std::vector<std::uint32_t> xw(s.n * panels.pairs + 1);
+    pack_bf16_rows(x.data(), s.n, s.in, xw.data());
+    std::vector<float> y(s.n * s.out + 1, -7.0f);  // one guard value past the end
+    gemm(xw.data(), s.n, panels, b.empty() ? nullptr : b.data(), y.data());
+    EXPECT_EQ(y.back(), -7.0f) << "the kernel wrote past y";
+    y.pop_back();
+    return y;
+}
+
+// `count` abstracts (title, blank line, abstract) spread evenly over the shared ML corpus, which
+// is ordered by venue and year; none when the shared data is not next to the checkout.
+std::vector<std::string> shared_abstracts(std::size_t count) {
+    const std::string path = std::string(NOVELTY_SHARED_DATA_DIR) + "/ml_papers_paperlists.jsonl.gz";
+    std::vector<std::string> all, texts;
+    if (!fs::exists(path)) return texts;
+    LineReader lines(path);
+    for (std::string line; lines.next(line);) {
+        const auto j = nlohmann::json::parse(line);
+        const std::string title = j.value("title", ""), abstract = j.contains("abstract") && j["abstract"].is_string()
+                                                                        ? j["abstract"].get<std::string>()
+                                                                        : "";
+        if (!is_blank(title) && !is_blank(abstract)) all.push_back(embedding_text(title, abstract));
+    }
+    const std::size_t stride = std::max<std::size_t>(1, all.size() / count);
+    for (std::size_t i = 0; i < all.size() && texts.size() < count; i += stride) texts.push_back(all[i]);
+    return texts;
+}
+
+struct CosineStats {
+    double min = 1.0, mean = 0.0;
+};
+CosineStats compare(const std::vector<float>& a, const std::vector<float>& b, std::size_t dim) {
+    CosineStats s;
+    const std::size_t n = a.size() / dim;
+    for (std::size_t i = 0; i < n; ++i) {
+        double dot = 0, na = 0, nb = 0;
+        for (std::size_t c = 0; c < dim; ++c) {
+            dot += double(a[i * dim + c]) * b[i * dim + c];
+            na += double(a[i * dim + c]) * a[i * dim + c];
+            nb += double(b[i * dim + c]) * b[i * dim + c];
+        }
+        const double cos = dot / std::sqrt(na * nb);
+        s.min = std::min(s.min, cos);
+        s.mean += cos / static_cast<double>(n);
+    }
+    return s;
+}
+
+// Embeds `texts` with `model_dir` at f32 and at bf16 and checks the accuracy bar.
+void expect_bf16_meets_bar(const std::string& model_dir, const std::vector<std::string>& texts) {
+    EncoderOptions f32, bf16;
+    f32.precision = "f32";
+    bf16.precision = "bf16";
+    auto reference_encoder = load_builtin_encoder(model_dir, f32);
+    auto bf16_encoder = load_builtin_encoder(model_dir, bf16);
+    EXPECT_EQ(reference_encoder->precision(), "f32");
+    EXPECT_EQ(bf16_encoder->precision(), "bf16");
+    const std::vector<float> want = reference_encoder->embed(texts);
+    const std::vector<float> got = bf16_encoder->embed(texts);
+    ASSERT_EQ(got.size(), want.size());
+    const CosineStats s = compare(got, want, bf16_encoder->dim());
+    EXPECT_GE(s.min, 0.999) << model_dir;
+    EXPECT_GE(s.mean, 0.9995) << model_dir;
+    // bf16 does change the vectors: a kernel that ignored the precision would pass the bar too.
+    EXPECT_NE(got, want) << "bf16 vectors equal float32's: the bf16 products were not used";
+    ::testing::Test::RecordProperty("min_cosine", std::to_string(s.min));
+    ::testing::Test::RecordProperty("mean_cosine", std::to_string(s.mean));
+    std::printf("%s: %zu texts, bf16 (%s) vs f32 cosine min %.6f mean %.6f\n", fs::path(model_dir).filename().c_str(),
+                texts.size(), cpu_has_avx512_bf16() ? "AVX512-BF16" : "float32 instructions", s.min, s.mean);
+}
+
+}  // namespace
+
+TEST(Bf16, RoundsToNearestEven) {
+    EXPECT_EQ(to_bf16(1.0f), 0x3f80);
+    EXPECT_EQ(to_bf16(-2.0f), 0xc000);
+    EXPECT_EQ(to_bf16(-0.0f), 0x8000);
+    EXPECT_EQ(to_bf16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even below: down
+    EXPECT_EQ(to_bf16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd below: up
+    EXPECT_EQ(to_bf16(std::bit_cast<float>(0x3f808001u)), 0x3f81);  // above the tie: up
+    EXPECT_EQ(to_bf16(std::numeric_limits<float>::infinity()), 0x7f80);
+    EXPECT_EQ(to_bf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds up to infinity
+    EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+    EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::bit_cast<float>(0x7f800001u)))));  // a NaN that would round to inf
+    EXPECT_EQ(bits_of(round_to_bf16(3.140625f)), 0x40490000u);  // exactly representable: kept
+}
+
+TEST(Bf16, PackingPairsColumnsAndZeroesThePadding) {
+    const std::vector<float> w = {1, 2, 3, 4, 5, 6};  // 2 x 3
+    const Bf16Panels p = pack_bf16_panels(w.data(), 2, 3);
+    EXPECT_EQ(p.pairs, 2u);
+    EXPECT_EQ(p.panels, 1u);
+    ASSERT_EQ(p.words.size(), 2u * 16u);
+    EXPECT_EQ(p.words[0], std::uint32_t(to_bf16(1)) | std::uint32_t(to_bf16(2)) << 16);  // row 0, pair 0
+    EXPECT_EQ(p.words[1], std::uint32_t(to_bf16(4)) | std::uint32_t(to_bf16(5)) << 16);  // row 1, pair 0
+    EXPECT_EQ(p.words[16], std::uint32_t(to_bf16(3)));                                   // row 0, pair 1, odd column
+    for (std::size_t lane = 2; lane < 16; ++lane) EXPECT_EQ(p.words[lane], 0u) << "padding row " << lane;
+}
+
+TEST(Bf16, PortableKernelMatchesDoubleReferenceOfRoundedOperands) {
+    std::uint32_t seed = 1;
+    for (const Shape& s : kShapes)
+        for (const bool with_bias : {true, false}) {
+            const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++);
+            const auto b = with_bias ? random_floats(s.out, seed++) : std::vector<float>{};
+            std::vector<double> want, scale;
+            reference(s, x, w, b, want, scale);
+            expect_near_reference(run_gemm(bf16_gemm_portable, s, x, w, b), want, scale, s);
+        }
+}
+
+TEST(Bf16, Avx512KernelEqualsPortableKernel) {
+    if (!cpu_has_avx512_bf16()) {
+        EXPECT_THROW(run_gemm(bf16_gemm_avx512, kShapes[1], random_floats(19 * 37, 1), random_floats(45 * 37, 2), {}),
+                     Error);
+        GTEST_SKIP() << "this CPU has no AVX512-BF16";
+    }
+    std::uint32_t seed = 100;
+    std::size_t equal = 0, total = 0;
+    for (const Shape& s : kShapes)
+        for (const bool with_bias : {true, false}) {
+            const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++);
+            const auto b = with_bias ? random_floats(s.out, seed++) : std::vector<float>{};
+            std::vector<double> want, scale;
+            reference(s, x, w, b, want, scale);
+            const std::vector<float> got = run_gemm(bf16_gemm_avx512, s, x, w, b);
+            expect_near_reference(got, want, scale, s);
+            // The same sums in the same order as the portable kernel: equal bits but where the
+            // hardware rounds differently (subnormals; a fused pair). Reported, not required.
+            const std::vector<float> portable = run_gemm(bf16_gemm_portable, s, x, w, b);
+            for (std::size_t i = 0; i < got.size(); ++i) equal += bits_of(got[i]) == bits_of(portable[i]);
+            total += got.size();
+        }
+    RecordProperty("bit_equal_to_portable", std::to_string(equal) + "/" + std::to_string(total));
+    std::printf("AVX512-BF16 kernel: %zu of %zu outputs bit-equal to the portable kernel\n", equal, total);
+}
+
+TEST(Bf16Encoder, PrecisionNames) {
+    EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
+    EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
+    EXPECT_EQ(resolve_encoder_precision("auto"), "f32");  // until the AVX512-BF16 kernel has run (docs/encoder.md)
+    EXPECT_THROW(resolve_encoder_precision("int8"), UsageError);
+    EXPECT_THROW(resolve_encoder_precision("fp16"), UsageError);
+    EncoderOptions bad;
+    bad.precision = "double";
+    EXPECT_THROW(load_builtin_encoder(test::fixture("encoder/tiny-xlmr"), bad), UsageError);
+}
+
+TEST(Bf16Encoder, MeetsTheBarOnTheXlmRobertaAndClsFixtures) {
+    std::ifstream in(test::fixture("encoder/xlmr_texts.jsonl"));
+    std::vector<std::string> texts;
+    for (std::string line; std::getline(in, line);) texts.push_back(nlohmann::json::parse(line)["text"].get<std::string>());
+    ASSERT_EQ(texts.size(), 30u);
+    expect_bf16_meets_bar(test::fixture("encoder/tiny-xlmr"), texts);
+    expect_bf16_meets_bar(test::fixture("encoder/tiny-bert-cls"), texts);
+}
+
+// One test that embeds 1,000 abstracts both ways once (about a minute on 2 cores).
+TEST(Bf16Encoder, MiniLmMeetsTheBarOnAThousandRealAbstracts) {
+    const std::string model = std::string(NOVELTY_SOURCE_DIR) + "/models/all-MiniLM-L6-v2";
+    if (!fs::exists(model + "/config.json"))
+        GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed at " << model << " (run scripts/setup.sh)";
+    const std::vector<std::string> texts = shared_abstracts(1000);
+    if (texts.empty()) GTEST_SKIP() << "no ../shared/data/ml_papers_paperlists.jsonl.gz next to the checkout";
+    ASSERT_EQ(texts.size(), 1000u);
+    expect_bf16_meets_bar(model, texts);
+}
+
