@@ -1,9 +1,9 @@
 // Times the built-in encoder in-process, for bench/encoder_vs_sentence_transformers.py (CPU),
 // bench/encoder_gpu_vs_torch.py and bench/device_check.sh (CUDA).
-//   encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads] [device] [IDS_OUT.txt] [LIMIT]
-// device: cpu (default), cuda or auto. IDS_OUT.txt, when given, receives each text's token ids
-// (one line per text, space-separated), for a peer that has no tokenizer. LIMIT: the first LIMIT
-// records only (0 = all). Prints one JSON object (texts, tokens, seconds to load, to tokenise
+//   encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads] [device] [IDS_OUT.txt] [LIMIT] [precision]
+// device: cpu (default), cuda or auto. IDS_OUT.txt, when given (not ""), receives each text's token
+// ids (one line per text, space-separated), for a peer that has no tokenizer. LIMIT: the first
+// LIMIT records only (0 = all). precision: the CPU encoder's auto (default), f32 or bf16. Prints one JSON object (texts, tokens, seconds to load, to tokenise
 // alone and to embed, texts per second, peak RSS) and writes the embeddings.
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/encoder/unigram.hpp"
@@ -37,7 +37,8 @@ std::function<std::vector<std::int32_t>(const std::string&)> tokenizer_of(const 
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads] [device] [IDS_OUT.txt] [LIMIT]\n");
+        std::fprintf(stderr, "usage: encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads] [device] [IDS_OUT.txt] [LIMIT] "
+                             "[precision]\n");
         return 2;
     }
     try {
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
         if (argc > 4) options.threads = std::stoul(argv[4]);
         if (argc > 5) options.device = argv[5];
         const std::size_t limit = argc > 7 ? std::stoul(argv[7]) : 0;
+        if (argc > 8) options.precision = argv[8];
         auto start = std::chrono::steady_clock::now();
         auto encoder = novelty::load_builtin_encoder(argv[1], options);
         const double load_seconds = seconds_since(start);
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
         start = std::chrono::steady_clock::now();
         std::size_t tokens = 0;
         std::ofstream ids_out;
-        if (argc > 6) ids_out.open(argv[6]);
+        if (argc > 6 && *argv[6]) ids_out.open(argv[6]);
         for (const auto& text : texts) {
             const auto ids = tokenize(text);
             tokens += ids.size();
@@ -75,11 +77,11 @@ int main(int argc, char** argv) {
         std::ifstream status("/proc/self/status");
         for (std::string line; std::getline(status, line);)
             if (line.rfind("VmHWM:", 0) == 0) peak = std::stod(line.substr(6)) / 1024.0;
-        std::printf("{\"texts\": %zu, \"tokens\": %zu, \"device\": \"%s\", \"load_seconds\": %.3f, "
-                    "\"tokenize_seconds_one_thread\": %.4f, \"seconds\": %.4f, \"per_second\": %.2f, "
-                    "\"peak_rss_mb\": %.1f}\n",
-                    texts.size(), tokens, encoder->device().c_str(), load_seconds, tokenize_seconds, seconds,
-                    texts.size() / seconds, peak);
+        std::printf("{\"texts\": %zu, \"tokens\": %zu, \"device\": \"%s\", \"precision\": \"%s\", "
+                    "\"load_seconds\": %.3f, \"tokenize_seconds_one_thread\": %.4f, \"seconds\": %.4f, "
+                    "\"per_second\": %.2f, \"peak_rss_mb\": %.1f}\n",
+                    texts.size(), tokens, encoder->device().c_str(), encoder->precision().c_str(), load_seconds,
+                    tokenize_seconds, seconds, texts.size() / seconds, peak);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "encoder_bench: %s\n", e.what());
         return 1;

@@ -25,6 +25,7 @@ std::unique_ptr<Embedder> make_embedder(const EmbedderFlags& flags) {
     EncoderOptions options;
     options.threads = flags.threads;
     options.device = encoder_device(flags);
+    options.precision = flags.precision;
     return load_builtin_encoder(spec == "default" ? default_model_dir() : spec, options);
 }
 
@@ -80,6 +81,12 @@ void add_embedder_flags(CLI::App& command, EmbedderFlags& flags) {
                        "(http://host:port/v1)");
     command.add_option("--embed-model", flags.model,
                        "Model name sent to an embedding server (default: $NOVELTY_EMBED_MODEL)");
+    command.add_option("--precision", flags.precision,
+                       "Arithmetic of the built-in CPU encoder's linear layers: auto (default: the fastest that "
+                       "meets the accuracy bar on this CPU; f32 for now), f32 (the reference) or bf16 (bf16 "
+                       "weights and activations, float32 sums, by AVX512-BF16 where the CPU has it; elsewhere "
+                       "the same vectors, no faster)")
+        ->check(CLI::IsMember({"auto", "f32", "bf16"}));
     command.add_option("--embed-key", flags.api_key,
                        "API key for an embedding server (default: $NOVELTY_EMBED_API_KEY, else $OPENAI_API_KEY)");
 }

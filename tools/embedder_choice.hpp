@@ -17,6 +17,7 @@ struct EmbedderFlags {
     std::string api_key;      ///< remote key (--embed-key; else $NOVELTY_EMBED_API_KEY or $OPENAI_API_KEY)
     std::size_t threads = 0;
     std::string device = "auto";  ///< built-in encoder: auto | cpu | cuda (--device)
+    std::string precision = "auto";  ///< CPU encoder's products: auto | f32 | bf16 (--precision)
     /// The command's --device option when another part of it (the search backend) registered it
     /// first: its value then also chooses the encoder's device. Null otherwise.
     const CLI::Option* shared_device = nullptr;
@@ -34,8 +35,8 @@ std::unique_ptr<Embedder> make_embedder(const EmbedderFlags& flags);
 /// or the recorded server URL). Throws UsageError when they differ or none can be found.
 std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const EmbedderFlags& flags);
 
-/// Adds --embedder, --embed-model and --embed-key to a command, and --device unless the command
-/// already has one (whose value then chooses the encoder's device too).
+/// Adds --embedder, --embed-model, --embed-key and --precision to a command, and --device unless
+/// the command already has one (whose value then chooses the encoder's device too).
 void add_embedder_flags(CLI::App& command, EmbedderFlags& flags);
 
 }  // namespace novelty::cli

@@ -86,8 +86,10 @@ class Embedder:
     """A text encoder: texts in, L2-normalised float32 vectors out."""
 
     @staticmethod
-    def builtin(model_dir: str, name: str = '', threads: int = 0) -> Embedder:
-        """The built-in encoder from a sentence-transformers model directory."""
+    def builtin(model_dir: str, name: str = '', threads: int = 0, precision: str = 'auto') -> Embedder:
+        """
+        The built-in encoder from a sentence-transformers model directory; precision: auto, f32 or bf16 (the CPU encoder's linear layers).
+        """
 
     @staticmethod
     def http(base_url: str, model: str = '', api_key: str = '') -> Embedder:
@@ -103,6 +105,12 @@ class Embedder:
 
     @property
     def pooling(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def precision(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         """

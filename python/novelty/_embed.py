@@ -56,16 +56,21 @@ class Embedder:
     spec: "default" (the built-in all-MiniLM-L6-v2), a sentence-transformers model directory
     (BERT family), or the base URL of an OpenAI-compatible server ("http://host:8080/v1", with
     `model` and `api_key`, which default to $NOVELTY_EMBED_MODEL and $NOVELTY_EMBED_API_KEY or
-    $OPENAI_API_KEY). threads: CPU workers of the built-in encoder, 0 = all cores.
+    $OPENAI_API_KEY). threads: CPU workers of the built-in encoder, 0 = all cores. precision: the
+    built-in CPU encoder's linear layers, "auto" (the fastest that meets the accuracy bar; f32 for now),
+    "f32" (the reference) or "bf16" (bf16 weights and activations, float32 sums; the same vectors,
+    no faster, on a CPU without AVX512-BF16); novelty.UsageError for another name.
     """
 
-    def __init__(self, spec: str = "default", model: str = "", api_key: str = "", threads: int = 0) -> None:
+    def __init__(
+        self, spec: str = "default", model: str = "", api_key: str = "", threads: int = 0, precision: str = "auto"
+    ) -> None:
         if _is_url(spec):
             self._e = _core.Embedder.http(spec, model, api_key)
         elif spec == "default":
-            self._e = _core.Embedder.builtin(default_model_dir(), _DEFAULT_NAME, threads)
+            self._e = _core.Embedder.builtin(default_model_dir(), _DEFAULT_NAME, threads, precision)
         else:
-            self._e = _core.Embedder.builtin(require_path(spec, "model directory"), "", threads)
+            self._e = _core.Embedder.builtin(require_path(spec, "model directory"), "", threads, precision)
 
     @property
     def name(self) -> str:
@@ -76,6 +81,11 @@ class Embedder:
     def dim(self) -> int:
         """Output dimension (0 for a server before its first answer)."""
         return self._e.dim
+
+    @property
+    def precision(self) -> str:
+        """The built-in CPU encoder's precision as resolved ("f32" or "bf16"); "" for a server."""
+        return self._e.precision
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeds each text: float32 array of shape (len(texts), dim), rows L2-normalised, in order.

@@ -20,6 +20,8 @@ public:
     std::string name() const override { return name_; }
     std::size_t dim() const override { return inner_->dim(); }
     std::string pooling() const override { return inner_->pooling(); }
+    std::string device() const override { return inner_->device(); }
+    std::string precision() const override { return inner_->precision(); }
     std::vector<float> embed(const std::vector<std::string>& texts) override { return inner_->embed(texts); }
 
 private:
@@ -27,9 +29,11 @@ private:
     std::string name_;
 };
 
-EmbedderHandle* builtin(const std::string& model_dir, const std::string& name, std::size_t threads) {
+EmbedderHandle* builtin(const std::string& model_dir, const std::string& name, std::size_t threads,
+                        const std::string& precision) {
     EncoderOptions options;
     options.threads = threads;
+    options.precision = precision;
     std::unique_ptr<Embedder> e;
     {
         nb::gil_scoped_release release;
@@ -68,12 +72,16 @@ nb::ndarray<nb::numpy, float> embed(EmbedderHandle& h, const std::vector<std::st
 void bind_embedder(nb::module_& m) {
     nb::class_<EmbedderHandle>(m, "Embedder", "A text encoder: texts in, L2-normalised float32 vectors out.")
         .def_static("builtin", &builtin, nb::arg("model_dir"), nb::arg("name") = "", nb::arg("threads") = 0,
-                    "The built-in encoder from a sentence-transformers model directory.")
+                    nb::arg("precision") = "auto",
+                    "The built-in encoder from a sentence-transformers model directory; precision: auto, f32 or "
+                    "bf16 (the CPU encoder's linear layers).")
         .def_static("http", &http, nb::arg("base_url"), nb::arg("model") = "", nb::arg("api_key") = "",
                     "An OpenAI-compatible /v1/embeddings server (model and key default to the environment).")
         .def_prop_ro("name", [](const EmbedderHandle& h) { return h.embedder->name(); })
         .def_prop_ro("dim", [](const EmbedderHandle& h) { return h.embedder->dim(); })
         .def_prop_ro("pooling", [](const EmbedderHandle& h) { return h.embedder->pooling(); })
+        .def_prop_ro("device", [](const EmbedderHandle& h) { return h.embedder->device(); })
+        .def_prop_ro("precision", [](const EmbedderHandle& h) { return h.embedder->precision(); })
         .def("embed", &embed, nb::arg("texts"),
              "Embeds each text: a float32 array of len(texts) x dim, each row L2-normalised.");
     m.def("embedding_text", &embedding_text, nb::arg("title"), nb::arg("text"),

@@ -22,6 +22,8 @@ public:
         return model_->embedder->dim();
     }
     std::string pooling() const override { return model_->embedder->pooling(); }
+    std::string device() const override { return model_->embedder->device(); }
+    std::string precision() const override { return model_->embedder->precision(); }
     std::vector<float> embed(const std::vector<std::string>& texts) override {
         std::lock_guard lock(model_->mutex);
         return model_->embedder->embed(texts);
