@@ -174,10 +174,6 @@ private:
     std::vector<std::int64_t> rows_, counts_;
 };
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void report_search_notes(const QueryInput& input, std::size_t n_short, std::size_t k, const std::string& out,
                          std::size_t n_resumed) {
     std::size_t n_unknown = 0;
@@ -194,7 +190,7 @@ void report_search_notes(const QueryInput& input, std::size_t n_short, std::size
 }
 
 std::unique_ptr<SearchSink> make_search_sink(const Corpus& corpus, const QueryInput& input, const SearchArgs& args) {
-    if (ends_with(args.out, ".npz")) {
+    if (args.out.ends_with(".npz")) {
         if (args.resume) throw UsageError("--resume continues a JSON Lines --out file; .npz arrays are written whole");
         return std::make_unique<NpzSink>(corpus, input, args.out, args.k);
     }
