@@ -75,7 +75,7 @@ ScoreFile read_scores(const std::string& path, const std::vector<std::string>& m
         const auto scores = record.find("scores");
         if (scores == record.end() || !scores->is_object())
             throw InputError(path, line, scores == record.end() ? "no \"scores\" object"
-                                                                : "\"scores\" is " + type_words(*scores) + "; expected an object");
+                                                                : "\"scores\" is " + json_type_words(*scores) + "; expected an object");
         std::vector<double> row(methods.size(), missing_score);
         for (std::size_t m = 0; m < methods.size(); ++m) {
             const auto value = scores->find(methods[m]);
@@ -83,7 +83,7 @@ ScoreFile read_scores(const std::string& path, const std::vector<std::string>& m
             method_seen[m] = true;
             if (value->is_null()) continue;
             if (!value->is_number())
-                throw InputError(path, line, "\"scores\".\"" + methods[m] + "\" is " + type_words(*value) +
+                throw InputError(path, line, "\"scores\".\"" + methods[m] + "\" is " + json_type_words(*value) +
                                                  "; expected a number or null");
             row[m] = value->get<double>();
         }

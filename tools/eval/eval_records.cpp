@@ -36,20 +36,12 @@ void for_each_record(const std::string& path, const std::function<void(const jso
     if (in.bad()) throw InputError(path, 0, "read error");
 }
 
-std::string type_words(const json& value) {
-    if (value.is_null()) return "null";
-    if (value.is_string()) return "a string";
-    if (value.is_boolean()) return "a boolean";
-    if (value.is_number()) return "a number";
-    return value.is_array() ? "an array" : "an object";
-}
-
 /// The record's id: a non-empty string, or an integer written as text.
 std::string record_id(const json& record, const std::string& path, std::size_t line) {
     const auto it = record.find("id");
     if (it == record.end() || it->is_null()) throw InputError(path, line, "no \"id\"");
     if (it->is_number_integer()) return it->dump();
-    if (!it->is_string()) throw InputError(path, line, "\"id\" is " + type_words(*it) + "; expected a string");
+    if (!it->is_string()) throw InputError(path, line, "\"id\" is " + json_type_words(*it) + "; expected a string");
     std::string id = it->get<std::string>();
     if (id.empty()) throw InputError(path, line, "\"id\" is empty");
     return id;
@@ -85,7 +77,7 @@ std::string parse_group(const json& record, const std::string& field, const std:
     std::string group;
     if (it->is_string()) group = it->get<std::string>();
     else if (it->is_number() || it->is_boolean()) group = it->dump();
-    else throw InputError(path, line, "\"" + field + "\" is " + type_words(*it) + "; expected a string to group by");
+    else throw InputError(path, line, "\"" + field + "\" is " + json_type_words(*it) + "; expected a string to group by");
     if (group == overall_group)
         throw InputError(path, line, "the group \"" + group + "\" has the name of the overall group; rename it");
     return group;

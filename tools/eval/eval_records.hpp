@@ -17,9 +17,6 @@ inline constexpr const char* overall_group = "all";
 /// Calls `fn(record, line)` for each JSON object of a JSON Lines file; blank lines are skipped.
 void for_each_record(const std::string& path, const std::function<void(const nlohmann::json&, std::size_t)>& fn);
 
-/// "null", "a string", "a number", ... for error messages.
-std::string type_words(const nlohmann::json& value);
-
 /// The record's id: a non-empty string, or an integer written as text.
 std::string record_id(const nlohmann::json& record, const std::string& path, std::size_t line);
 

@@ -65,6 +65,18 @@ TEST(JsonParse, NumbersOutOfRangeAndBadBytesAreJsonErrors) {
     EXPECT_NO_THROW(parse_json("{\"big\": 1e308, \"small\": 1e-400}"));  // underflow is 0, not an error
 }
 
+// The one wording every edge uses for a value of the wrong type (files, HTTP bodies, eval records).
+TEST(JsonParse, TypeWordsNameEachType) {
+    EXPECT_EQ(json_type_words(parse_json("null")), "null");
+    EXPECT_EQ(json_type_words(parse_json("true")), "a boolean");
+    EXPECT_EQ(json_type_words(parse_json("\"12\"")), "a string");
+    EXPECT_EQ(json_type_words(parse_json("[1]")), "an array");
+    EXPECT_EQ(json_type_words(parse_json("{}")), "an object");
+    EXPECT_EQ(json_type_words(parse_json("-3")), "a number");
+    EXPECT_EQ(json_type_words(parse_json("18446744073709551615")), "a number");
+    EXPECT_EQ(json_type_words(parse_json("2.5")), "a number");
+}
+
 TEST(MessageText, CutsLongValuesAndEscapesBadBytes) {
     const std::string big(20 << 20, 'a');
     const std::string q = quote_value(big);
