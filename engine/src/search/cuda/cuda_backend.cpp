@@ -27,13 +27,6 @@ namespace {
 
 constexpr std::size_t pairs_per_pass = std::size_t{1} << 24;
 
-template <typename T>
-void copy_to_device(const std::vector<T>& values, const cuda::DeviceBuffer& buffer, cudaStream_t stream) {
-    if (!values.empty())
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values.data(), values.size() * sizeof(T),
-                                           cudaMemcpyHostToDevice, stream));
-}
-
 class CudaSearchIndex final : public SearchIndex {
 public:
     CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus) : SearchIndex(corpus), ctx_(options) {}
@@ -199,8 +192,8 @@ TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const
         cuda::DeviceBuffer pair_query_d(pair_query.size() * sizeof(std::int32_t));
         cuda::DeviceBuffer pair_row_d(device_row.size() * sizeof(std::int64_t));
         cuda::DeviceBuffer sims_d(pair_row.size() * sizeof(float));
-        copy_to_device(pair_query, pair_query_d, stream);
-        copy_to_device(device_row, pair_row_d, stream);
+        cuda::copy_to_device(pair_query, pair_query_d, stream);
+        cuda::copy_to_device(device_row, pair_row_d, stream);
         kernels::launch_candidate_dots(queries_d.as<float>(), rows_d, ctx_.storage, static_cast<std::int64_t>(dim),
                                        pair_query_d.as<std::int32_t>(), pair_row_d.as<std::int64_t>(),
                                        static_cast<std::int64_t>(pair_row.size()), sims_d.as<float>(), stream);

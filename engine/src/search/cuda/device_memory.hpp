@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "novelty/util/error.hpp"
 #include "cuda_check.cuh"
@@ -83,6 +84,15 @@ private:
     void* ptr_ = nullptr;
     std::size_t bytes_ = 0;
 };
+
+/// Queues on `stream` the copy of `values` (host memory, need not be pinned) to the start of
+/// `buffer`, which must hold at least values.size() * sizeof(T) bytes; an empty vector copies nothing.
+template <typename T>
+void copy_to_device(const std::vector<T>& values, const DeviceBuffer& buffer, cudaStream_t stream) {
+    if (!values.empty())
+        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values.data(), values.size() * sizeof(T),
+                                           cudaMemcpyHostToDevice, stream));
+}
 
 /// A non-blocking CUDA stream.
 class Stream {

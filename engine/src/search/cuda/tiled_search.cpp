@@ -36,13 +36,6 @@ using kernels::Element;
 
 std::int64_t i64(std::size_t v) { return static_cast<std::int64_t>(v); }
 
-template <typename T>
-void copy_to_device(const std::vector<T>& values, const DeviceBuffer& buffer, cudaStream_t stream) {
-    if (!values.empty())
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values.data(), values.size() * sizeof(T),
-                                           cudaMemcpyHostToDevice, stream));
-}
-
 /// Orders each of n queries' running best (the first k of `width` columns of vals/idx) into
 /// `result` rows first.. by the shared merge rule, on all cores.
 void finish_rows(const float* vals, const std::int64_t* idx, std::size_t width, std::size_t k, std::size_t n,
