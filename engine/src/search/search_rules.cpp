@@ -66,12 +66,7 @@ std::size_t best_of(const float* sims, const std::int64_t* rows, std::size_t n, 
     const float minus_infinity = -std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < n; ++i)
         if (rows[i] >= 0 && sims[i] != minus_infinity) collector.push(sims[i], rows[i]);
-    const std::size_t count = collector.sort_best_first();
-    for (std::size_t r = 0; r < k; ++r) {
-        out_rows[r] = r < count ? storage[r].row : -1;
-        out_sims[r] = r < count ? storage[r].sim : minus_infinity;
-    }
-    return count;
+    return collector.write_best_first(out_rows, out_sims);
 }
 
 void fill_densities(SelfJoin& join, const std::vector<std::size_t>& counts) {

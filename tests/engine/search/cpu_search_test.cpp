@@ -93,6 +93,19 @@ TEST(TopKCollector, KeepsBestAndBreaksTiesByLowerRowInAnyOrder) {
     EXPECT_EQ(few.sort_best_first(), 1u);
 }
 
+// The output rule the CPU search, the exact re-score and best_of share: best first, then padding.
+TEST(TopKCollector, WritesTheBestFirstAndPadsTheRest) {
+    std::vector<ScoredRow> storage(6);
+    TopKCollector top(storage.data(), 3);
+    top.push(0.25f, 7);
+    top.push(0.5f, 9);
+    std::vector<std::int64_t> rows(3, 42);
+    std::vector<float> sims(3, 42.0f);
+    EXPECT_EQ(top.write_best_first(rows.data(), sims.data()), 2u);
+    EXPECT_EQ(rows, (std::vector<std::int64_t>{9, 7, -1}));
+    EXPECT_EQ(sims, (std::vector<float>{0.5f, 0.25f, -INFINITY}));
+}
+
 TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     // Entries of +-0.5 in dim 4 have norm 1 exactly and every dot product is a multiple of 0.25,
     // so there are only 16 distinct rows and float arithmetic is exact: ties are real ties.

@@ -27,7 +27,6 @@ constexpr std::size_t default_query_tile = 512;
 constexpr std::size_t default_corpus_tile = 2048;
 constexpr std::size_t scan_chunk = 256;
 constexpr std::size_t default_self_join_memory = std::size_t(1) << 30;
-constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
 
 // Rows [first, first + n) of `view` as float32: a pointer into the view when it is float32,
 // otherwise converted into `buffer`.
@@ -52,15 +51,6 @@ struct TopKProblem {
     bool exclude_self = false;                 // query i is corpus row i
     SearchTuning tuning;
 };
-
-void write_result(TopKCollector& heap, const ScoredRow* storage, std::size_t k, std::int64_t* rows, float* sims,
-                  std::size_t& count) {
-    count = heap.sort_best_first();
-    for (std::size_t r = 0; r < k; ++r) {
-        rows[r] = r < count ? storage[r].row : -1;
-        sims[r] = r < count ? storage[r].sim : minus_infinity;
-    }
-}
 
 // One worker's block of queries: their float32 copy, one collector each, their row ranges, and
 // the rows the block spans together.
@@ -224,8 +214,7 @@ protected:
             const float* query = queries.vectors + i * dim;
             for (std::int64_t row : rows)
                 heap.push(exact_dot(query, row_as_f32(rows_view, static_cast<std::size_t>(row), buffer), dim), row);
-            write_result(heap, storage.data(), k, result.rows.data() + i * k, result.sims.data() + i * k,
-                         result.count[i]);
+            result.count[i] = heap.write_best_first(result.rows.data() + i * k, result.sims.data() + i * k);
         });
         return result;
     }

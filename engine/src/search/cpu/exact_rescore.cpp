@@ -22,10 +22,7 @@ std::size_t rescore_best(const float* query, const VectorView& corpus, ScoredRow
         best[i].sim = exact_dot(query, row_as_f32(corpus, static_cast<std::size_t>(best[i].row), buffer), corpus.dim);
     std::sort(best, best + n, ranks_before);
     const std::size_t count = std::min(n, k);
-    for (std::size_t r = 0; r < k; ++r) {
-        rows[r] = r < count ? best[r].row : -1;
-        sims[r] = r < count ? best[r].sim : -std::numeric_limits<float>::infinity();
-    }
+    write_padded(best, count, k, rows, sims);
     return count;
 }
 

@@ -21,6 +21,16 @@ inline bool ranks_before(const ScoredRow& a, const ScoredRow& b) {
     return a.sim > b.sim || (a.sim == b.sim && a.row < b.row);
 }
 
+/// The output rule of every top-k list (best_of, the CPU search, the exact re-score): the first
+/// `count` of `sorted` (already best first, count <= k) to rows / sims, slots [count, k) padded
+/// with row -1 and similarity -inf.
+inline void write_padded(const ScoredRow* sorted, std::size_t count, std::size_t k, std::int64_t* rows, float* sims) {
+    for (std::size_t r = 0; r < k; ++r) {
+        rows[r] = r < count ? sorted[r].row : -1;
+        sims[r] = r < count ? sorted[r].sim : -std::numeric_limits<float>::infinity();
+    }
+}
+
 /// A reservoir over caller-owned storage of 2k slots: offered pairs at or above the threshold are
 /// appended; when the reservoir is full it keeps the k best (nth_element) and raises the
 /// threshold to the k-th best similarity. Each offer costs O(1) amortised, against O(log k) for
@@ -50,6 +60,14 @@ public:
         }
         std::sort(slots_, slots_ + size_, ranks_before);
         return size_;
+    }
+
+    /// sort_best_first(), then the k best to rows / sims (k slots each) by write_padded. Returns
+    /// how many are real. The collector is spent afterwards.
+    std::size_t write_best_first(std::int64_t* rows, float* sims) {
+        const std::size_t count = sort_best_first();
+        write_padded(slots_, count, k_, rows, sims);
+        return count;
     }
 
 private:
