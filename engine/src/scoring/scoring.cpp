@@ -13,12 +13,6 @@
 
 namespace novelty {
 
-namespace {
-
-double euclidean(float sim) { return std::sqrt(std::max(0.0, 2.0 - 2.0 * static_cast<double>(sim))); }
-
-}  // namespace
-
 std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const std::int64_t* excluded,
                              std::size_t n_excluded) {
     const std::size_t limit = std::min(row_limit, n_rows);
@@ -115,14 +109,14 @@ void Scorer::score_relative(std::size_t i, const TopK& top, const NeighbourSims&
 void Scorer::score_hd_on(std::size_t i, const Searches& found, IdeaScore& s) {
     const std::size_t n_hist = std::min(found.hd_top.count[i], options_.hd_neighbors);
     double hd = 0;
-    for (std::size_t r = 0; r < n_hist; ++r) hd += euclidean(found.hd_top.sim(i, r));
+    for (std::size_t r = 0; r < n_hist; ++r) hd += unit_euclidean(found.hd_top.sim(i, r));
     s.hd = n_hist ? hd / static_cast<double>(n_hist) : std::nan("");
     if (!found.cd_top || found.cd_top->count[i] == 0 || n_hist == 0) return;
     const TopK& cd_top = *found.cd_top;
     double cd = 0, ci = 0;
     std::size_t cited = 0;
     for (std::size_t r = 0; r < cd_top.count[i]; ++r) {
-        cd += euclidean(cd_top.sim(i, r));
+        cd += unit_euclidean(cd_top.sim(i, r));
         const Paper paper = corpus_.paper(static_cast<std::size_t>(cd_top.row(i, r)));
         if (paper.citations) {
             ci += static_cast<double>(*paper.citations);
