@@ -21,7 +21,6 @@
 #include <memory>
 #include <set>
 #include <utility>
-#include <filesystem>
 #include <future>
 #include <sstream>
 
@@ -246,17 +245,10 @@ int run_index(const IndexArgs& args) {
     host::ProgressBar bar("index", "blocks", args.quiet);
     bool from_cache = false;
     const auto start = std::chrono::steady_clock::now();
-    {
-        // A damaged cache is what `index` is for: computed again, with a note, where score refuses it.
-        const std::string path = self_join_cache_path(corpus, n_rows, args.q, std::max(k_stored, args.q));
-        SelfJoin unused;
-        try {
-            read_self_join(path, corpus.manifest().vectors_sha256, n_rows, args.q, std::max(k_stored, args.q), unused);
-        } catch (const CorpusError& e) {
-            std::fprintf(stderr, "novelty: note: %s; computing it again\n", e.what());
-            std::filesystem::remove(path);
-        }
-    }
+    // A damaged cache is what `index` is for: computed again, with a note (score reports it and
+    // computes the densities it needs on demand).
+    if (const auto problem = remove_damaged_self_join(corpus, n_rows, args.q, std::max(k_stored, args.q)))
+        std::fprintf(stderr, "novelty: note: %s; computing it again\n", problem->c_str());
     const SelfJoin join = cached_self_join(corpus, *index, n_rows, args.q, std::max(k_stored, args.q),
                                            [&](std::size_t done, std::size_t total) { bar.update(done, total); },
                                            &from_cache);

@@ -150,4 +150,19 @@ SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t 
     return join;
 }
 
+std::optional<std::string> remove_damaged_self_join(const Corpus& corpus, std::size_t n_rows, std::size_t q,
+                                                    std::size_t k_stored) {
+    const std::string path = self_join_cache_path(corpus, n_rows, q, k_stored);
+    SelfJoin unused;
+    try {
+        read_self_join(path, corpus.manifest().vectors_sha256, n_rows, q, k_stored, unused);
+        return std::nullopt;
+    } catch (const CorpusError& e) {
+        std::error_code ec;
+        fs::remove(path, ec);
+        if (ec) throw CorpusError(path + ": the damaged cache could not be removed (" + ec.message() + ")");
+        return std::string(e.what());
+    }
+}
+
 }  // namespace novelty

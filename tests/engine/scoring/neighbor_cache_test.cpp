@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 
 using namespace novelty;
 using novelty::test::TempDir;
@@ -142,6 +143,33 @@ TEST(NeighborCache, IgnoresCachesOfOtherVectorsAndDamagedFiles) {
     EXPECT_FALSE(from_cache);
     const SelfJoin direct = backend->build(VectorView::of(corpus.vectors()))->self_join(200, 4, 6);
     EXPECT_EQ(fresh.density, direct.density);
+}
+
+// novelty index's repair: a damaged cache is removed with its problem named and computed again;
+// a missing, valid or foreign one is left to cached_self_join.
+TEST(NeighborCache, RemoveDamagedTakesOutOnlyADamagedCache) {
+    TempDir tmp;
+    make_corpus(tmp, 150, 8, 5);
+    const Corpus corpus = Corpus::open(tmp.file("c"));
+    auto backend = make_cpu_backend();
+    const std::string path = self_join_cache_path(corpus, 150, 4, 6);
+    EXPECT_EQ(remove_damaged_self_join(corpus, 150, 4, 6), std::nullopt) << "no cache yet";
+    const SelfJoin first = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 150, 4, 6);
+    EXPECT_EQ(remove_damaged_self_join(corpus, 150, 4, 6), std::nullopt) << "a valid cache";
+    EXPECT_EQ(remove_damaged_self_join(corpus, 149, 4, 6), std::nullopt) << "another prefix's (none)";
+    ASSERT_TRUE(std::filesystem::exists(path));
+
+    const std::string bytes = test::read_file(path);
+    test::write_file(path, bytes.substr(0, bytes.size() - 3));  // truncated
+    const std::optional<std::string> problem = remove_damaged_self_join(corpus, 150, 4, 6);
+    ASSERT_TRUE(problem.has_value());
+    EXPECT_NE(problem->find(path), std::string::npos) << *problem;
+    EXPECT_FALSE(std::filesystem::exists(path));
+    bool from_cache = true;
+    const SelfJoin again = cached_self_join(corpus, *backend->build(VectorView::of(corpus.vectors())), 150, 4, 6, {}, &from_cache);
+    EXPECT_FALSE(from_cache);
+    EXPECT_EQ(again.density, first.density);
+    EXPECT_TRUE(std::filesystem::exists(path));
 }
 
 TEST(NeighborCache, AnUnwritableCacheFailsIndexingButNotScoring) {

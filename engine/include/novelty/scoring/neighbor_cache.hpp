@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace novelty {
@@ -31,6 +32,15 @@ using CacheWarning = std::function<void(const std::string& message)>;
 SelfJoin cached_self_join(const Corpus& corpus, SearchIndex& index, std::size_t n_rows, std::size_t q,
                           std::size_t k_stored, const ProgressFn& progress = {}, bool* from_cache = nullptr,
                           const CacheWarning& on_store_failure = {});
+
+/// Repairs the cache of these parameters before a cached_self_join that should compute it again
+/// rather than refuse it (`novelty index`): when the file is the cache for this corpus's vectors
+/// and these parameters but damaged (read_self_join throws CorpusError), it is removed and the
+/// problem returned, for a note. Returns nullopt and leaves the file alone when it is missing,
+/// valid, or of other vectors, parameters or an earlier format (cached_self_join replaces those).
+/// Reads the whole file to verify its checksum.
+std::optional<std::string> remove_damaged_self_join(const Corpus& corpus, std::size_t n_rows, std::size_t q,
+                                                    std::size_t k_stored);
 
 /// Reads a cache file; returns false when it is missing, of an earlier format (without a
 /// checksum), from other vectors (`vectors_sha256`) or for other parameters. Throws CorpusError
