@@ -1,4 +1,5 @@
-// Backend choice (novelty/search/backends.hpp) and the CUDA backend's stand-in for CPU-only builds.
+// Backend choice (novelty/search/backends.hpp). The CUDA backend's stand-in for CPU-only builds is
+// cuda_backend_stub.cpp.
 #include "novelty/search/backends.hpp"
 
 #include "novelty/search/devices.hpp"
@@ -40,11 +41,5 @@ std::unique_ptr<SearchBackend> make_backend(const std::string& device, const Cud
     }
     throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
 }
-
-#if !defined(NOVELTY_WITH_CUDA)
-std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions&) {
-    throw UsageError("the CUDA backend is not available: CUDA was not compiled into this build");
-}
-#endif
 
 }  // namespace novelty

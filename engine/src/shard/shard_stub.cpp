@@ -1,4 +1,5 @@
 // The build without MPI (NOVELTY_MPI=OFF or no MPI found): every process is a world of one.
+// CMake compiles it only without MPI; the real one is engine/src/shard/mpi/.
 #include "novelty/shard/shard.hpp"
 #include "novelty/util/error.hpp"
 #include "shard/shard_launch.hpp"

@@ -1,7 +1,5 @@
-// devices.hpp for a CPU-only build: no CUDA compiled in, no devices.
-// The CUDA build's implementation is engine/src/search/cuda/devices.cpp.
-#if !defined(NOVELTY_WITH_CUDA)
-
+// devices.hpp for a CPU-only build: no CUDA compiled in, no devices (CMake compiles it only
+// without CUDA; the CUDA build's implementation is engine/src/search/cuda/devices.cpp).
 #include "novelty/search/devices.hpp"
 
 namespace novelty {
@@ -15,5 +13,3 @@ std::string cuda_versions() { return {}; }
 std::vector<DeviceInfo> list_devices() { return {}; }
 
 }  // namespace novelty
-
-#endif  // !defined(NOVELTY_WITH_CUDA)
