@@ -40,3 +40,13 @@ def test_other_precisions_are_usage_errors(name: str) -> None:
     with pytest.raises(novelty.UsageError) as raised:
         novelty.Embedder(precision=name)
     assert "precision" in str(raised.value)
+
+
+def test_corpus_embed_records_the_precision_and_score_reports_it(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "import" / "generic.jsonl"
+    corpus = novelty.Corpus.import_([(str(fixture), "jsonl")], tmp_path / "c")
+    corpus.embed(novelty.Embedder(precision="bf16"))
+    assert corpus.info()["embedder"]["precision"] == "bf16"
+    vector = novelty.Embedder(precision="bf16").embed(["Sparse attention for long documents"])
+    [result] = novelty.score(corpus, vector, p=2, q=1)
+    assert result["provenance"]["embedder_precision"] == "bf16"

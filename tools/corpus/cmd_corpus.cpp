@@ -208,8 +208,9 @@ int run_info(const InfoArgs& args) {
         else
             std::printf("vectors     none (attach with 'novelty corpus add-vectors')\n");
         if (m.embedder)
-            std::printf("embedder    %s (dim %zu%s)\n", m.embedder->name.c_str(), m.embedder->dim,
-                        m.embedder->pooling.empty() ? "" : (", " + m.embedder->pooling + " pooling").c_str());
+            std::printf("embedder    %s (dim %zu%s%s)\n", m.embedder->name.c_str(), m.embedder->dim,
+                        m.embedder->pooling.empty() ? "" : (", " + m.embedder->pooling + " pooling").c_str(),
+                        m.embedder->precision.empty() ? "" : (", " + m.embedder->precision).c_str());
         else
             std::printf("embedder    none\n");
         if (m.n_dated > 0)

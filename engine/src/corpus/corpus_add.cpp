@@ -46,6 +46,7 @@ struct AddState {
     const Corpus& base;
     AddPapersSummary& summary;
     std::future<std::vector<OldCache>> old_caches;
+    std::string embedded_precision;  ///< the embedder's precision when new rows were embedded, else ""
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
@@ -114,6 +115,7 @@ std::vector<float> new_row_vectors(AddState& st, import_detail::BuiltCorpus& bui
         if (embedder->name() != st.base.manifest().embedder->name || embedder->dim() != dim)
             throw UsageError("the embedder '" + embedder->name() + "' is not the corpus's ('" +
                              st.base.manifest().embedder->name + "')", "embedder");
+        st.embedded_precision = embedder->precision();
         for (std::size_t start = 0; start < to_embed.size(); start += st.options.embed_batch) {
             const std::size_t n = std::min(st.options.embed_batch, to_embed.size() - start);
             std::vector<std::string> texts;
@@ -138,6 +140,14 @@ std::vector<float> new_row_vectors(AddState& st, import_detail::BuiltCorpus& bui
                 throw InputError(built.dir, 0, "the vector of new row " + std::to_string(new_rows[i]) + " " +
                                                    row_problem_text(problems[i]));
     return out;
+}
+
+// The precision the manifest records after an add: the corpus's when nothing was embedded, when the
+// new rows were embedded at the same precision, or when the corpus's is unrecorded (its old rows'
+// precision stays unknown); "mixed" when rows of two known precisions now share the file.
+std::string merged_precision(const std::string& old_precision, const std::string& embedded) {
+    if (embedded.empty() || embedded == old_precision || old_precision.empty()) return old_precision;
+    return "mixed";
 }
 
 // Writes DIR/vectors.npy of the new corpus: kept rows' vectors copied, new rows' given.
@@ -172,6 +182,7 @@ void write_vectors(AddState& st, import_detail::BuiltCorpus& built) {
     built.manifest.dim = old.dim;
     built.manifest.dtype = old.dtype;
     built.manifest.embedder = old.embedder;
+    built.manifest.embedder->precision = merged_precision(old.embedder->precision, st.embedded_precision);
     built.manifest.vectors_sha256 = sha256_file(path);
     built.manifest.vectors_fingerprint = file_fingerprint(path);
 }

@@ -69,7 +69,7 @@ void attach_rows(const std::string& dir, const std::string& rows_path, const std
     add.order = VectorOrder::corpus;
     add.vectors_path = staged;
     add.dtype = dtype;
-    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling(), embedder.device()};
+    add.embedder = EmbedderInfo{embedder.name(), dim, embedder.pooling(), embedder.device(), embedder.precision()};
     add_vectors(dir, add);
 }
 

@@ -55,6 +55,7 @@ json to_json(const CorpusManifest& m) {
                          {"dim", m.embedder->dim},
                          {"pooling", m.embedder->pooling.empty() ? json(nullptr) : json(m.embedder->pooling)}};
     if (m.embedder && !m.embedder->device.empty()) j["embedder"]["device"] = m.embedder->device;
+    if (m.embedder && !m.embedder->precision.empty()) j["embedder"]["precision"] = m.embedder->precision;
     if (!m.embedder)
         j["embedder"] = nullptr;
     j["row_order"] = m.row_order;
@@ -108,7 +109,8 @@ CorpusManifest from_json(const json& j) {
         const auto& e = j.at("embedder");
         m.embedder = EmbedderInfo{e.at("name").get<std::string>(), e.at("dim").get<std::size_t>(),
                                   e.at("pooling").is_null() ? "" : e.at("pooling").get<std::string>(),
-                                  e.contains("device") && e["device"].is_string() ? e["device"].get<std::string>() : ""};
+                                  e.contains("device") && e["device"].is_string() ? e["device"].get<std::string>() : "",
+                                  e.contains("precision") && e["precision"].is_string() ? e["precision"].get<std::string>() : ""};
     }
     m.row_order = j.at("row_order").get<std::string>();
     for (const auto& s : j.at("sources"))

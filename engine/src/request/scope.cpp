@@ -95,6 +95,7 @@ ScoreReportContext score_report_context(const Corpus& corpus, std::size_t p, std
     ScoreReportContext context;
     context.corpus_identity = corpus.identity();
     context.embedder = corpus.manifest().embedder ? corpus.manifest().embedder->name : "";
+    context.embedder_precision = corpus.manifest().embedder ? corpus.manifest().embedder->precision : "";
     context.p = p;
     context.q = q;
     context.include_self = include_self;

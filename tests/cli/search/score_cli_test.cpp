@@ -66,6 +66,7 @@ TEST(ScoreCli, WritesTheScoreKeysWithProvenance) {
         // The backend of this run, and of the self-join the neighbours' densities came from.
         EXPECT_EQ(j["provenance"]["backend"], "cpu");
         EXPECT_EQ(j["provenance"]["densities_backend"], "cpu");
+        EXPECT_FALSE(j["provenance"].contains("embedder_precision"));  // given vectors: no precision known
     }
     EXPECT_EQ(lines[1]["provenance"]["cutoff"], "2015");
     EXPECT_EQ(lines[2]["provenance"]["excluded"], nlohmann::json::array({"p1"}));

@@ -319,7 +319,7 @@ void S2Join::write_vectors(const std::string& vectors_path, CorpusManifest& mani
                                               std::to_string(manifest.count) + " papers");
     manifest.dim = dim_;
     manifest.dtype = element_name(DType::f32);
-    manifest.embedder = EmbedderInfo{model_, dim_, "", ""};
+    manifest.embedder = EmbedderInfo{model_, dim_, "", "", ""};
     manifest.vectors_sha256 = sha256_file(vectors_path);
     manifest.vectors_fingerprint = file_fingerprint(vectors_path);
 }
