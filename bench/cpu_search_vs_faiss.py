@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The CPU backend against FAISS IndexFlatIP, side by side on the same data and thread count.
+"""The CPU backend against FAISS, side by side on the same data and thread count.
 
 Runs each engine in its own process (so peak memory is its own) on the same float32 .npy files:
 top-k search of n_queries against n_corpus rows for each dimension, and the self-join of the
 corpus with Q neighbours (FAISS searches the corpus against itself for Q+1 and drops each row's
-own hit). Checks that both return the same neighbours up to near-ties and prints a markdown
-table. Usage: bench/run_cpu_search_bench.sh (which sets up bench/.venv and builds first).
+own hit). The FAISS peers (--peers): IndexFlatIP (exact, float32) and IndexScalarQuantizer with
+fp16 or bf16 codes (half the memory; approximate: its similarities are those of the rounded
+vectors). Checks how often each returns the engine's neighbours up to near-ties and prints a
+markdown table, one row per workload and peer. Usage: bench/run_cpu_search_bench.sh (which sets up bench/.venv and builds first).
 """
 import argparse
 import json
@@ -28,13 +30,30 @@ def make_data(path, n, dim, seed, n_centers=2000):
     np.save(path, x.astype(np.float32))
 
 
+PEERS = {"flat": "FAISS IndexFlatIP", "sq-fp16": "FAISS IndexScalarQuantizer fp16",
+         "sq-bf16": "FAISS IndexScalarQuantizer bf16"}
+
+
+def faiss_index(kind, dim):
+    import faiss
+    if kind == "flat":
+        return faiss.IndexFlatIP(dim)
+    qtype = {"sq-fp16": faiss.ScalarQuantizer.QT_fp16, "sq-bf16": faiss.ScalarQuantizer.QT_bf16}[kind]
+    return faiss.IndexScalarQuantizer(dim, qtype, faiss.METRIC_INNER_PRODUCT)
+
+
 def faiss_job(args):
     """Runs inside a child process: one FAISS measurement, results written beside --out."""
     import faiss
     faiss.omp_set_num_threads(args.threads)
     corpus = np.load(args.corpus, mmap_mode="r")
-    index = faiss.IndexFlatIP(corpus.shape[1])
-    index.add(np.ascontiguousarray(corpus))
+    index = faiss_index(args.faiss_index, corpus.shape[1])
+    data = np.ascontiguousarray(corpus)
+    index.train(data)  # (nothing to learn for flat, fp16 or bf16 codes)
+    index.add(data)
+    if args.faiss_index != "flat":
+        del data, corpus  # the codes alone stay, as a user of a half-size index keeps them
+        corpus = None
     if args.mode == "search":
         queries = np.load(args.queries)
         start = time.perf_counter()
@@ -43,26 +62,47 @@ def faiss_job(args):
         n = queries.shape[0]
     else:
         start = time.perf_counter()
-        sims, rows = index.search(np.ascontiguousarray(corpus), args.q + 1)
+        sims, rows = index.search(np.ascontiguousarray(np.load(args.corpus, mmap_mode="r")), args.q + 1)
         seconds = time.perf_counter() - start
-        n = corpus.shape[0]
+        n = index.ntotal
     rows.astype(np.int64).tofile(args.out + ".rows")
     sims.astype(np.float32).tofile(args.out + ".sims")
     peak = peak_rss_mb()
     print(json.dumps({"seconds": seconds, "per_second": n / seconds, "peak_rss_mb": peak}))
 
 
-def run_pair(ours_cmd, faiss_cmd, env, repeat):
-    """Runs both engines `repeat` times, alternating, and keeps each one's median run: on a shared
-    machine single runs vary by several percent."""
-    ours, theirs = [], []
+def run_group(cmds, env, repeat):
+    """Runs every command `repeat` times, alternating, and keeps each one's median run: on a
+    shared machine single runs vary by several percent. cmds: name -> command; same keys out."""
+    runs = {name: [] for name in cmds}
     for _ in range(repeat):
-        ours.append(run_child(ours_cmd, env))
-        theirs.append(run_child(faiss_cmd, env))
-    a, b = median_run(ours), median_run(theirs)
-    a["all_seconds"] = [round(r["seconds"], 2) for r in ours]
-    b["all_seconds"] = [round(r["seconds"], 2) for r in theirs]
-    return a, b
+        for name, cmd in cmds.items():
+            runs[name].append(run_child(cmd, env))
+    out = {}
+    for name, rs in runs.items():
+        out[name] = median_run(rs)
+        out[name]["all_seconds"] = [round(r["seconds"], 2) for r in rs]
+    return out
+
+
+def read_result(path, width):
+    rows = np.fromfile(path + ".rows", dtype=np.int64).reshape(-1, width)
+    sims = np.fromfile(path + ".sims", dtype=np.float32).reshape(-1, width)
+    return rows, sims
+
+
+def drop_own_hits(rows_all, sims_all, q):
+    """FAISS's self-join answer (Q+1 per row) without each row's own hit (or the last one when
+    the row itself was not found first)."""
+    rows = np.empty((rows_all.shape[0], q), dtype=rows_all.dtype)
+    sims = np.empty((rows_all.shape[0], q), dtype=sims_all.dtype)
+    for i in range(rows_all.shape[0]):
+        keep = rows_all[i] != i
+        if keep.all():
+            keep[-1] = False
+        rows[i] = rows_all[i][keep]
+        sims[i] = sims_all[i][keep]
+    return rows, sims
 
 
 def agree(rows_a, sims_a, rows_b, sims_b, tol=1e-4):
@@ -91,12 +131,15 @@ def main():
     p.add_argument("--selfjoin-dim", type=int, default=384)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeat", type=int, default=3, help="runs per engine and workload (median kept)")
+    p.add_argument("--peers", default="flat,sq-fp16,sq-bf16", help="FAISS indexes: flat, sq-fp16, sq-bf16")
+    p.add_argument("--results", default=None, help="append one JSON line per workload and peer")
     # Internal: one FAISS job in a child process.
     p.add_argument("--faiss-job", choices=["search", "selfjoin"])
     p.add_argument("--mode")
     p.add_argument("--corpus")
     p.add_argument("--queries")
     p.add_argument("--out")
+    p.add_argument("--faiss-index", default="flat", choices=list(PEERS))
     args = p.parse_args()
     if args.faiss_job:
         args.mode = args.faiss_job
@@ -105,6 +148,7 @@ def main():
 
     os.makedirs(args.work, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    peers = [name for name in args.peers.split(",") if name]
     rows_out = []
     for dim in [int(d) for d in args.dims.split(",")]:
         corpus = os.path.join(args.work, f"corpus_{args.n_corpus}_{dim}.npy")
@@ -113,58 +157,59 @@ def main():
             make_data(corpus, args.n_corpus, dim, seed=dim)
         if not os.path.exists(queries):
             make_data(queries, args.n_queries, dim, seed=dim + 1)
-        ours, theirs = run_pair(
-            [args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
-             "--threads", str(args.threads), "--out", os.path.join(args.work, "ours")],
-            [sys.executable, __file__, "--faiss-job", "search", "--corpus", corpus, "--queries", queries,
-             "--k", str(args.k), "--threads", str(args.threads), "--out", os.path.join(args.work, "faiss")],
-            env, args.repeat)
-        k = args.k
-        a_rows = np.fromfile(os.path.join(args.work, "ours.rows"), dtype=np.int64).reshape(-1, k)
-        a_sims = np.fromfile(os.path.join(args.work, "ours.sims"), dtype=np.float32).reshape(-1, k)
-        b_rows = np.fromfile(os.path.join(args.work, "faiss.rows"), dtype=np.int64).reshape(-1, k)
-        b_sims = np.fromfile(os.path.join(args.work, "faiss.sims"), dtype=np.float32).reshape(-1, k)
-        corpus_mb = os.path.getsize(corpus) / 2**20
-        rows_out.append((f"search {args.n_queries:,} x {args.n_corpus:,} x {dim}, k={k}", "queries/s", ours, theirs,
-                         agree(a_rows, a_sims, b_rows, b_sims), corpus_mb))
-        print(f"{rows_out[-1][0]}: ours {ours['all_seconds']} s, FAISS {theirs['all_seconds']} s", file=sys.stderr)
+        cmds = {"ours": [args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
+                         "--threads", str(args.threads), "--out", os.path.join(args.work, "ours")]}
+        for peer in peers:
+            cmds[peer] = [sys.executable, __file__, "--faiss-job", "search", "--faiss-index", peer, "--corpus", corpus,
+                          "--queries", queries, "--k", str(args.k), "--threads", str(args.threads),
+                          "--out", os.path.join(args.work, peer)]
+        runs = run_group(cmds, env, args.repeat)
+        ours = read_result(os.path.join(args.work, "ours"), args.k)
+        for peer in peers:
+            theirs = read_result(os.path.join(args.work, peer), args.k)
+            rows_out.append((f"search {args.n_queries:,} x {args.n_corpus:,} x {dim}, k={args.k}", "queries/s",
+                             peer, runs["ours"], runs[peer], agree(*ours, *theirs), os.path.getsize(corpus) / 2**20))
+        print(f"search x {dim}: " + ", ".join(f"{n} {r['all_seconds']} s" for n, r in runs.items()), file=sys.stderr)
 
     dim = args.selfjoin_dim
     corpus = os.path.join(args.work, f"corpus_{args.n_corpus}_{dim}.npy")
     if not os.path.exists(corpus):
         make_data(corpus, args.n_corpus, dim, seed=dim)
-    ours, theirs = run_pair(
-        [args.engine, "selfjoin", "--corpus", corpus, "--q", str(args.q), "--threads", str(args.threads),
-         "--out", os.path.join(args.work, "ours")],
-        [sys.executable, __file__, "--faiss-job", "selfjoin", "--corpus", corpus, "--q", str(args.q),
-         "--threads", str(args.threads), "--out", os.path.join(args.work, "faiss")],
-        env, args.repeat)
     q = args.q
-    a_rows = np.fromfile(os.path.join(args.work, "ours.rows"), dtype=np.int64).reshape(-1, q)
-    a_sims = np.fromfile(os.path.join(args.work, "ours.sims"), dtype=np.float32).reshape(-1, q)
-    b_rows_all = np.fromfile(os.path.join(args.work, "faiss.rows"), dtype=np.int64).reshape(-1, q + 1)
-    b_sims_all = np.fromfile(os.path.join(args.work, "faiss.sims"), dtype=np.float32).reshape(-1, q + 1)
-    # Drop each row's own hit (or the last one when the row itself was not found first).
-    b_rows = np.empty_like(a_rows)
-    b_sims = np.empty_like(a_sims)
-    for i in range(b_rows_all.shape[0]):
-        keep = b_rows_all[i] != i
-        if keep.all():
-            keep[-1] = False
-        b_rows[i] = b_rows_all[i][keep]
-        b_sims[i] = b_sims_all[i][keep]
-    rows_out.append((f"self-join {args.n_corpus:,} x {dim}, Q={q}", "rows/s", ours, theirs,
-                     agree(a_rows, a_sims, b_rows, b_sims), os.path.getsize(corpus) / 2**20))
+    cmds = {"ours": [args.engine, "selfjoin", "--corpus", corpus, "--q", str(q), "--threads", str(args.threads),
+                     "--out", os.path.join(args.work, "ours")]}
+    for peer in peers:
+        cmds[peer] = [sys.executable, __file__, "--faiss-job", "selfjoin", "--faiss-index", peer, "--corpus", corpus,
+                      "--q", str(q), "--threads", str(args.threads), "--out", os.path.join(args.work, peer)]
+    runs = run_group(cmds, env, args.repeat)
+    ours = read_result(os.path.join(args.work, "ours"), q)
+    for peer in peers:
+        theirs = drop_own_hits(*read_result(os.path.join(args.work, peer), q + 1), q)
+        rows_out.append((f"self-join {args.n_corpus:,} x {dim}, Q={q}", "rows/s", peer, runs["ours"], runs[peer],
+                         agree(*ours, *theirs), os.path.getsize(corpus) / 2**20))
+    report(args, rows_out)
 
+
+def report(args, rows_out):
     print(f"\nthreads: {args.threads}; runs per engine: {args.repeat} (median shown, all in brackets); "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
-    print("| workload | ours | FAISS IndexFlatIP | ratio (ours / FAISS) | top-k agreement | peak RSS ours / FAISS | corpus file |")
-    print("|---|---|---|---|---|---|---|")
-    for name, unit, a, b, agreement, corpus_mb in rows_out:
-        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.2f} s {a['all_seconds']}) | "
+    print("| workload | ours | peer | peer's rate | ratio (ours / peer) | top-k agreement | peak RSS ours / peer | corpus file |")
+    print("|---|---|---|---|---|---|---|---|")
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for name, unit, peer, a, b, agreement, corpus_mb in rows_out:
+        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.2f} s {a['all_seconds']}) | {PEERS[peer]} | "
               f"{b['per_second']:,.0f} {unit} ({b['seconds']:.2f} s {b['all_seconds']}) | "
               f"{a['per_second'] / b['per_second']:.2f} | {100 * agreement:.2f}% | "
               f"{a['peak_rss_mb']:,.0f} / {b['peak_rss_mb']:,.0f} MB | {corpus_mb:,.0f} MB |")
+        if args.results:
+            with open(args.results, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"date": date, "bench": "cpu_search_vs_faiss", "workload": name, "peer": PEERS[peer],
+                                    "threads": args.threads, "ours_per_s": round(a["per_second"], 1),
+                                    "peer_per_s": round(b["per_second"], 1),
+                                    "ratio": round(a["per_second"] / b["per_second"], 3),
+                                    "ours_seconds": a["all_seconds"], "peer_seconds": b["all_seconds"],
+                                    "agreement": round(agreement, 5), "ours_peak_rss_mb": round(a["peak_rss_mb"], 1),
+                                    "peer_peak_rss_mb": round(b["peak_rss_mb"], 1)}) + "\n")
 
 
 if __name__ == "__main__":

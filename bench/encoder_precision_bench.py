@@ -6,7 +6,12 @@ them), embeds them with encoder_bench at each precision, each run in its own pro
 `repeat` times with 1 and 2 threads, and reports texts/s, tokens/s, the ratio to f32 in the same
 run, the cosines of every precision's vectors to f32's, and peak memory. When sentence-transformers
 (PyTorch) is importable in this Python, it runs in the same alternation as a peer (float32); when
-not, the record says so. The load of the machine (uptime before and after) and the CPU's
+ONNX Runtime and PyTorch are too, the same weights are exported to ONNX here (torch.onnx, from the
+local model directory: no model hub) and ONNX Runtime runs them in float32 and after
+quantize_dynamic to int8, with its defaults and per channel. The peers tokenize with the model's
+own tokenizer (transformers), batch 32 texts of similar length with padding, as sentence-transformers
+does, and pool and normalise as the model's configuration says (mean). When a peer is missing, the
+record says so. The load of the machine (uptime before and after) and the CPU's
 instruction-set flags go in the record, because on a shared machine only ratios within one run
 mean anything. Appends one JSON line per configuration to --results.
 Usage: bench/run_encoder_precision_bench.sh [--n 1000] [--repeat 3] [--threads 1,2]
@@ -64,6 +69,73 @@ def st_job(args):
                       "peak_rss_mb": peak_rss_mb()}))
 
 
+def read_texts(path):
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    return [r["title"].strip() + "\n\n" + r["text"].strip() for r in records]
+
+
+ORT_PEERS = {"onnxruntime-f32": "model.onnx", "onnxruntime-int8": "model_int8.onnx",
+             "onnxruntime-int8-per-channel": "model_int8_pc.onnx"}
+
+
+def export_onnx(model_dir, work):
+    """all-MiniLM-L6-v2's transformer exported to work/model.onnx (dynamic batch and length), and
+    its two quantize_dynamic int8 variants beside it. Runs in a child process: it imports PyTorch."""
+    import torch
+    from transformers import AutoModel
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    class Transformer(torch.nn.Module):  # the three inputs by name, whatever forward's order is
+        def __init__(self):
+            super().__init__()
+            self.inner = AutoModel.from_pretrained(model_dir).eval()
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    model = Transformer().eval()
+    ids = torch.ones((2, 16), dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    path = os.path.join(work, ORT_PEERS["onnxruntime-f32"])
+    with torch.no_grad():
+        torch.onnx.export(model, (ids, ids, torch.zeros_like(ids)), path, dynamo=False,
+                          input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["last_hidden_state"], opset_version=17,
+                          dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                                        "last_hidden_state": axes})
+    quantize_dynamic(path, os.path.join(work, ORT_PEERS["onnxruntime-int8"]), weight_type=QuantType.QInt8)
+    quantize_dynamic(path, os.path.join(work, ORT_PEERS["onnxruntime-int8-per-channel"]),
+                     weight_type=QuantType.QInt8, per_channel=True)
+
+
+def ort_job(args):
+    """One ONNX Runtime run: tokenize, batch by length, run, mean-pool, normalise."""
+    import onnxruntime as ort
+    from transformers import AutoTokenizer
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(args.onnx, options, providers=["CPUExecutionProvider"])
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    texts = read_texts(args.records)
+    start = time.perf_counter()
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    vectors = np.zeros((len(texts), 384), dtype=np.float32)
+    for b in range(0, len(order), 32):
+        batch = order[b:b + 32]
+        enc = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=256, return_tensors="np")
+        feed = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
+        hidden = session.run(None, feed)[0]
+        mask = enc["attention_mask"][..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        vectors[batch] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    seconds = time.perf_counter() - start
+    np.save(args.out, vectors)
+    print(json.dumps({"texts": len(texts), "seconds": seconds, "per_second": len(texts) / seconds,
+                      "peak_rss_mb": peak_rss_mb()}))
+
+
 def write_records(data, n, path):
     """N records spread evenly over the file (it is ordered by venue and year)."""
     with gzip.open(data, "rt", encoding="utf-8") as f:
@@ -113,6 +185,46 @@ def have_sentence_transformers():
         return False
 
 
+def have_onnxruntime():
+    try:
+        import onnxruntime  # noqa: F401
+        import onnxruntime.quantization  # noqa: F401
+        import transformers  # noqa: F401
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def peer_command(args, peer, records, threads):
+    """The command line of one peer's run (this script in a child process)."""
+    out = os.path.join(args.work, peer + ".npy")
+    cmd = [sys.executable, __file__, "--model", args.model, "--records", records, "--out", out, "--threads", str(threads)]
+    if peer == "sentence-transformers":
+        return cmd + ["--st-job"]
+    return cmd + ["--ort-job", "--onnx", os.path.join(args.work, ORT_PEERS[peer])]
+
+
+def missing_peers(peers):
+    missing = []
+    if "sentence-transformers" not in peers:
+        missing.append("sentence-transformers (not installed in this Python)")
+    if "onnxruntime-f32" not in peers:
+        missing.append("onnxruntime (onnxruntime, transformers and torch for the export not installed in this Python)")
+    return missing
+
+
+def add_peer_ratios(lines):
+    """Each line's texts/s over sentence-transformers' and ONNX Runtime int8's (defaults) at the
+    same thread count, where those peers ran."""
+    for peer, key in (("sentence-transformers", "ratio_to_sentence_transformers"),
+                      ("onnxruntime-int8", "ratio_to_onnxruntime_int8")):
+        for line in lines:
+            base = [o["texts_per_s"] for o in lines if o["system"] == peer and o["threads"] == line["threads"]]
+            if base:
+                line[key] = round(line["texts_per_s"] / base[0], 3)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--engine")
@@ -127,18 +239,27 @@ def main():
     p.add_argument("--ideas", default=None, help="data/ideas.jsonl: also measure the demo ideas' top 10")
     p.add_argument("--demo-vectors", default=None, help="data/demo/vectors_minilm_f16.npy")
     p.add_argument("--st-job", action="store_true")
+    p.add_argument("--ort-job", action="store_true")
+    p.add_argument("--export-job", action="store_true")
+    p.add_argument("--onnx")
     p.add_argument("--records")
     p.add_argument("--out")
     args = p.parse_args()
-    if args.st_job:
+    if args.st_job or args.ort_job:
         args.threads = int(args.threads)
-        st_job(args)
+        (st_job if args.st_job else ort_job)(args)
+        return
+    if args.export_job:
+        export_onnx(args.model, args.work)
         return
     os.makedirs(args.work, exist_ok=True)
     records = os.path.join(args.work, f"abstracts_{args.n}.jsonl")
     write_records(args.data, args.n, records)
     precisions = args.precisions.split(",")
     peers = ["sentence-transformers"] if have_sentence_transformers() else []
+    if have_onnxruntime():
+        subprocess.run([sys.executable, __file__, "--export-job", "--model", args.model, "--work", args.work], check=True)
+        peers += list(ORT_PEERS)
     load_before = load_average()
     lines = []
     for threads in [int(t) for t in args.threads.split(",")]:
@@ -150,19 +271,17 @@ def main():
                 runs[precision].append(run_child([args.engine, args.model, records, out, str(threads), "cpu", "", "0",
                                                   precision], env))
             for peer in peers:
-                runs[peer].append(run_child([sys.executable, __file__, "--st-job", "--model", args.model, "--records",
-                                             records, "--out", os.path.join(args.work, "st.npy"), "--threads",
-                                             str(threads)], env))
+                runs[peer].append(run_child(peer_command(args, peer, records, threads), env))
         reference = np.load(os.path.join(args.work, "f32.npy"))
         f32_speed = median_run(runs["f32"])["per_second"]
         for name, rs in runs.items():
             med = median_run(rs)
-            vectors = np.load(os.path.join(args.work, "st.npy" if name in peers else f"{name}.npy"))
+            vectors = np.load(os.path.join(args.work, f"{name}.npy"))
             cos = cosines(vectors, reference)
             tokens = runs[precisions[0]][0]["tokens"]
             lines.append({
                 "system": "engine" if name in precisions else name,
-                "precision": med.get("precision", "f32") if name in precisions else "f32",
+                "precision": med.get("precision", "f32") if name in precisions else ("int8" if "int8" in name else "f32"),
                 "asked": name if name in precisions else "f32",
                 "threads": threads, "texts": med["texts"], "tokens": tokens,
                 "seconds": [round(r["seconds"], 3) for r in rs], "median_seconds": round(med["seconds"], 3),
@@ -171,13 +290,13 @@ def main():
                 "cosine_to_f32_min": round(float(cos.min()), 6), "cosine_to_f32_mean": round(float(cos.mean()), 6),
                 "peak_rss_mb": round(med["peak_rss_mb"], 1),
             })
+    add_peer_ratios(lines)
     top10 = demo_top10(args, dict(os.environ)) if args.ideas else None
     common = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "bench": "encoder_precision", "model": os.path.basename(os.path.normpath(args.model)),
               "cpu": cpu_model(), "cpu_flags": cpu_flags(), "cores": os.cpu_count(),
               "load_before": load_before, "load_after": load_average(), "repeat": args.repeat,
-              "peers_missing": [] if peers else ["sentence-transformers (not installed in this Python)",
-                                                 "onnxruntime (no local ONNX export without PyTorch)"]}
+              "peers_missing": missing_peers(peers)}
     print("| threads | system | precision | texts/s | tokens/s | ratio to engine f32 | cosine to f32 min / mean | peak RSS |")
     print("|---|---|---|---|---|---|---|---|")
     for line in lines:
