@@ -58,9 +58,7 @@ def st_job(args):
     torch.set_num_threads(args.threads)
     from sentence_transformers import SentenceTransformer
     model = SentenceTransformer(args.model, device="cpu")
-    with open(args.records, encoding="utf-8") as f:
-        texts = [json.loads(line) for line in f]
-    texts = [r["title"].strip() + "\n\n" + r["text"].strip() for r in texts]
+    texts = read_texts(args.records)
     start = time.perf_counter()
     vectors = model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
     seconds = time.perf_counter() - start
@@ -121,7 +119,7 @@ def ort_job(args):
     texts = read_texts(args.records)
     start = time.perf_counter()
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    vectors = np.zeros((len(texts), 384), dtype=np.float32)
+    vectors = None
     for b in range(0, len(order), 32):
         batch = order[b:b + 32]
         enc = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=256, return_tensors="np")
@@ -129,6 +127,8 @@ def ort_job(args):
         hidden = session.run(None, feed)[0]
         mask = enc["attention_mask"][..., None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        if vectors is None:
+            vectors = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
         vectors[batch] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
     seconds = time.perf_counter() - start
     np.save(args.out, vectors)
