@@ -123,7 +123,7 @@ struct Bf16Scratch {
     std::vector<float> rounded;
 };
 
-// y[n x out] = bf16(x) * bf16(W)^T + b, float32 sums, by `precision`'s path (bf16_matmul.hpp).
+// y[n x out] = bf16(x) * bf16(W)^T + b, float32 sums, by `precision`'s path (bf16_gemm.hpp).
 void linear_bf16(const float* x, std::size_t n, std::size_t in, const Bf16Linear& w, const std::vector<float>& b,
                  std::size_t out, float* y, LinearPrecision precision, Bf16Scratch& scratch) {
     if (precision == LinearPrecision::bf16_avx512) {

@@ -1,8 +1,8 @@
 // A BERT encoder's forward pass on the CPU, for sentence embeddings: float32 throughout (OpenBLAS
-// sgemm), or with the linear layers' products in bf16 (bf16_matmul.hpp).
+// sgemm), or with the linear layers' products in bf16 (bf16_gemm.hpp).
 #pragma once
 
-#include "encoder/bf16_matmul.hpp"
+#include "util/bf16_gemm.hpp"
 
 #include <cstddef>
 #include <cstdint>

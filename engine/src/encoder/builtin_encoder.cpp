@@ -43,7 +43,7 @@ public:
           precision_(resolve_encoder_precision(options.precision)) {
         encoder::check_lengths(model_dir, tokenizer_, model_.config());
         if (precision_ == "bf16")
-            model_.set_linear_precision(encoder::cpu_has_avx512_bf16() ? encoder::LinearPrecision::bf16_avx512
+            model_.set_linear_precision(cpu_has_avx512_bf16() ? encoder::LinearPrecision::bf16_avx512
                                                                        : encoder::LinearPrecision::bf16_float32);
     }
 

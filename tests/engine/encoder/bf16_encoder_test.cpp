@@ -1,8 +1,8 @@
-// The CPU encoder with bf16 products (engine/src/encoder/bf16_matmul.hpp): the rounding, the
+// The CPU encoder with bf16 products (engine/src/util/bf16_gemm.hpp): the rounding, the
 // kernel against a double reference of the same rounded operands, the AVX512-BF16 kernel against
 // its portable twin (where the CPU has the instructions), and the accuracy bar against float32:
 // min cosine >= 0.999 and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa fixture.
-#include "encoder/bf16_matmul.hpp"
+#include "util/bf16_gemm.hpp"
 #include "io/text_lines.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/request/query_records.hpp"
@@ -23,7 +23,6 @@
 #include <random>
 
 using namespace novelty;
-using namespace novelty::encoder;
 namespace fs = std::filesystem;
 
 namespace {

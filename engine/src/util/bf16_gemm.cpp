@@ -1,12 +1,12 @@
-#include "encoder/bf16_matmul.hpp"
+#include "util/bf16_gemm.hpp"
 
 #include "novelty/util/error.hpp"
 
 #include <cstring>
 
-#include "encoder/bf16_kernel.inc"
+#include "util/bf16_gemm_kernel.inc"
 
-namespace novelty::encoder {
+namespace novelty {
 
 namespace {
 
@@ -97,4 +97,12 @@ void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels
     bf16_gemm_with<PortableOps>(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
 }
 
-}  // namespace novelty::encoder
+void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
+                           std::size_t panels, std::size_t out, float* y) {
+    if (cpu_has_avx512_bf16())
+        bf16_gemm_avx512_raw(xw, n, words, pairs, panels, out, nullptr, y);
+    else
+        bf16_gemm_with<PortableOps>(xw, n, words, pairs, panels, out, nullptr, y);
+}
+
+}  // namespace novelty

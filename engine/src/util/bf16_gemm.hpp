@@ -1,10 +1,11 @@
-// Linear layers in bf16 for the CPU encoder: weights rounded to bfloat16 once, activations rounded
-// to bfloat16 on the way in, products accumulated in float32 (the arithmetic of AVX512-BF16's
-// vdpbf16ps). Internal to the engine.
+// Matrix products in bf16 on the CPU, for the encoder's linear layers and the bf16-screened
+// search: one operand (weights, corpus rows) rounded to bfloat16 once and packed in panels, the
+// other (activations, queries) rounded to bfloat16 on the way in, products accumulated in float32
+// (the arithmetic of AVX512-BF16's vdpbf16ps). Internal to the engine.
 //
 // Two ways to compute the same rounded products, chosen by CPUID at run time (never by build
 // flags, so one binary is right on every x86-64 machine):
-//   - avx512: a micro-kernel of vdpbf16ps over packed weight panels (bf16_avx512.cpp), on CPUs
+//   - avx512: a micro-kernel of vdpbf16ps over packed weight panels (bf16_gemm_avx512.cpp), on CPUs
 //     with AVX512-BF16 (Cooper Lake, Sapphire Rapids and later, AMD Zen 4 and later);
 //   - float32: the rounded operands through OpenBLAS sgemm. The product of two bf16 values is
 //     exact in float32, so this is the same arithmetic up to the order of the sums; it is no
@@ -15,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace novelty::encoder {
+namespace novelty {
 
 /// bfloat16 bits of `v`, rounded to nearest even; a NaN stays a (quiet) NaN.
 std::uint16_t to_bf16(float v);
@@ -55,4 +56,11 @@ bool cpu_has_avx512_bf16();
 void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
 void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
 
-}  // namespace novelty::encoder
+/// The same products against `panels` consecutive panels starting at `words` (a slice of
+/// Bf16Panels::words beginning at a panel, each panel `pairs` x 16 words): y[n x out] with row
+/// stride `out` (16 panels >= out > 16 (panels - 1)), no bias. By the AVX512-BF16 kernel when
+/// cpu_has_avx512_bf16(), else by the portable loop (slow; same sums).
+void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
+                           std::size_t panels, std::size_t out, float* y);
+
+}  // namespace novelty

@@ -1,8 +1,8 @@
 // The bf16 GEMM micro-kernel for CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed into
 // 16 float32 lanes per instruction). Only this file is compiled for that instruction set, by the
-// target pragma below; it is called only after cpu_has_avx512_bf16() said yes (bf16_matmul.cpp),
+// target pragma below; it is called only after cpu_has_avx512_bf16() said yes (bf16_gemm.cpp),
 // so the binary still runs on every x86-64 CPU. Nothing from the standard library is used here
-// (see bf16_kernel.inc).
+// (see bf16_gemm_kernel.inc).
 #include <cstddef>
 #include <cstdint>
 
@@ -16,9 +16,9 @@
 #endif
 #endif
 
-#include "encoder/bf16_kernel.inc"
+#include "util/bf16_gemm_kernel.inc"
 
-namespace novelty::encoder {
+namespace novelty {
 
 #if defined(NOVELTY_BF16_AVX512)
 
@@ -57,7 +57,7 @@ void bf16_gemm_avx512_raw(const std::uint32_t*, std::size_t, const std::uint32_t
 
 #endif
 
-}  // namespace novelty::encoder
+}  // namespace novelty
 
 #if defined(NOVELTY_BF16_AVX512)
 #if defined(__clang__)
