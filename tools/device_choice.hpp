@@ -15,11 +15,12 @@ namespace novelty::cli {
 
 struct DeviceFlags {
     std::string device = "auto";   ///< auto | cpu | cuda
-    std::string storage = "f16";   ///< f16 | bf16 | f32 (CUDA only)
+    std::string storage = "f16";   ///< f16 | bf16 | f32 (CUDA only: --device-storage)
+    std::string cpu_storage = "f32";  ///< f32 | bf16 (the CPU index: --storage)
     std::size_t memory_mib = 0;    ///< CUDA memory budget; 0 = 90% of free
 };
 
-/// Registers the three flags on `command`.
+/// Registers the four flags on `command`.
 void add_device_flags(CLI::App* command, DeviceFlags& flags);
 
 /// The backend the flags ask for, with `threads` CPU workers (0 = all cores). Says on stderr

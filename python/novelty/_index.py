@@ -49,17 +49,19 @@ class Index:
     """A corpus's vectors loaded into a search backend (faiss's Index, cuVS's brute_force).
 
     device: "auto" (CUDA when compiled in and a GPU is present, else the CPU), "cpu" or "cuda".
-    storage: how the CUDA backend holds the corpus, "f16" (default), "bf16" or "f32" (the CPU
-    backend's neighbours exactly). memory_mib: GPU memory budget (0 = 90% of free). threads: CPU
+    storage: how the backend holds the corpus. On the CPU "f32" (the default) or "bf16" (half the
+    memory; products screened in bf16 and re-scored in float32, so results equal "f32"'s bit for
+    bit); on CUDA "f16" (the default), "bf16" or "f32" (the CPU backend's neighbours exactly).
+    None: the backend's default. memory_mib: GPU memory budget (0 = 90% of free). threads: CPU
     workers (0 = all cores). Several Python threads may call one Index at once: the engine serves
     one call at a time and the others wait with the GIL released.
     """
 
     def __init__(
-        self, corpus: Corpus | str, device: str = "auto", *, storage: str = "f16", memory_mib: int = 0, threads: int = 0
+        self, corpus: Corpus | str, device: str = "auto", *, storage: str | None = None, memory_mib: int = 0, threads: int = 0
     ) -> None:
         self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.open(corpus)
-        self._i = _core.Index(self.corpus._c, device, storage, memory_mib, threads)
+        self._i = _core.Index(self.corpus._c, device, storage or "", memory_mib, threads)
 
     @property
     def device(self) -> str:
@@ -68,7 +70,7 @@ class Index:
 
     @property
     def label(self) -> str:
-        """What provenance records: "cpu", "cuda-f16", "cuda-bf16" or "cuda-f32"."""
+        """What provenance records: "cpu", "cpu-bf16", "cuda-f16", "cuda-bf16" or "cuda-f32"."""
         return self._i.label
 
     def search(

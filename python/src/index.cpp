@@ -21,10 +21,18 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
     auto* h = new IndexHandle;
     h->corpus = corpus.corpus;
     h->corpus_lock = corpus.lock;
-    const CudaBackendOptions options = cuda_options(storage, memory_mib);
+    // An empty storage is each backend's default (CUDA f16, CPU f32); a named one applies to the
+    // backend chosen (CPU: f32 or bf16; CUDA: f16, bf16 or f32).
+    const bool on_cpu = device == "cpu" || (device == "auto" && auto_device() == "cpu");
+    CudaBackendOptions options;
+    CpuBackendOptions cpu;
     try {
+        if (on_cpu)
+            cpu = cpu_options(storage.empty() ? "f32" : storage);
+        else
+            options = cuda_options(storage.empty() ? "f16" : storage, memory_mib);
         nb::gil_scoped_release release;
-        h->backend = make_backend(device, options);
+        h->backend = make_backend(device, options, cpu);
         h->backend->tuning.threads = threads;
         h->index = h->backend->build(VectorView::of(h->corpus->vectors()));
     } catch (...) {
@@ -90,7 +98,7 @@ void bind_index(nb::module_& m) {
             self->backend = std::move(made->backend);
             self->index = std::move(made->index);
             delete made;
-        }, nb::arg("corpus"), nb::arg("device") = "auto", nb::arg("storage") = "f16", nb::arg("memory_mib") = 0,
+        }, nb::arg("corpus"), nb::arg("device") = "auto", nb::arg("storage") = "", nb::arg("memory_mib") = 0,
            nb::arg("threads") = 0)
         .def_prop_ro("device", [](const IndexHandle& h) { return h.index->name(); })
         .def_prop_ro("label", [](const IndexHandle& h) { return h.index->label(); })

@@ -67,6 +67,7 @@ int run_serve(ServeArgs& args) {
     host::ServerOptions options = args.server;
     options.device = args.device.device;
     options.device_storage = args.device.storage;
+    options.storage = args.device.cpu_storage;
     options.device_memory_mib = args.device.memory_mib;
     if (!args.token_file.empty()) options.token = read_token(args.token_file);
     if (args.max_wait_ms < 0) throw UsageError("--max-wait-ms must not be negative");

@@ -8,6 +8,7 @@
 #include "novelty/util/half.hpp"
 #include "search/cpu/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
+#include "search/cpu/screening.hpp"
 #include "search/cpu/topk_heap.hpp"
 #include "scoring/sorted_list.hpp"
 #include "search/search_rules.hpp"
@@ -16,6 +17,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
 
@@ -25,11 +27,6 @@ namespace {
 
 constexpr std::size_t query_block = 1024;
 constexpr std::size_t corpus_block = 1024;
-
-/// How far below a stored list's k-th similarity an sgemm product may lie and still be checked
-/// exactly: |sgemm - exact_dot| for unit vectors is below dim * 2^-23, so dim * 2^-21 misses no
-/// row whose exact similarity would enter.
-float sgemm_slack(std::size_t dim) { return static_cast<float>(dim) * 0x1p-21f; }
 
 void rows_to_f32(const VectorView& view, const std::vector<std::size_t>& rows, std::size_t first, std::size_t n,
                  std::vector<float>& out) {
@@ -98,16 +95,25 @@ std::vector<char> carry_or_extend(SelfJoin& old, const std::vector<std::int64_t>
 /// The rows searched in full (`queries`) against every row, in query x corpus block pairs:
 /// each query's collector gets every other row; each clean kept row's sorted list in `join`
 /// gets every new query row (marking it in `entered` when one enters).
-std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vector<std::size_t>& queries,
+std::vector<ScreenedCollector> search_pass(const VectorView& vectors, const std::vector<std::size_t>& queries,
                                        const std::vector<char>& is_new, const std::vector<char>& dirty,
                                        std::size_t threads, std::vector<ScoredRow>& storage, SelfJoin& join,
                                        std::vector<char>& entered) {
     const std::size_t n_rows = join.n_rows, k = join.k_stored;
-    std::vector<TopKCollector> collectors;
+    // Each query keeps the candidates screen_margin cannot rule out, re-scored exactly at the end.
+    const double max_norm = max_row_norm(vectors, threads);
+    std::vector<ScreenedCollector> collectors;
     collectors.reserve(queries.size());
-    const std::size_t kept = k + rescore_margin;  // candidates per query, re-scored exactly at the end
-    for (std::size_t i = 0; i < queries.size(); ++i) collectors.emplace_back(storage.data() + i * 2 * kept, kept);
-    const float slack = sgemm_slack(vectors.dim);
+    std::vector<float> buffer;
+    for (std::size_t i = 0; i < queries.size(); ++i) {
+        const float* query = row_as_f32(vectors, queries[i], buffer);
+        const double margin = screen_margin(vectors.dim, norm_of(query, vectors.dim), max_norm, ScreenOperands::f32);
+        collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
+    }
+    // How far below a stored list's k-th similarity an sgemm product may lie and still be checked
+    // exactly: screen_margin bounds |sgemm - exact_dot| for any two rows.
+    const auto slack = static_cast<float>(std::nextafter(
+        static_cast<float>(screen_margin(vectors.dim, max_norm, max_norm, ScreenOperands::f32)), 1.0f));
     const std::size_t n_qblocks = (queries.size() + query_block - 1) / query_block;
     const std::size_t n_cblocks = (n_rows + corpus_block - 1) / corpus_block;
     std::vector<std::mutex> query_locks(n_qblocks), corpus_locks(n_cblocks);
@@ -130,7 +136,7 @@ std::vector<TopKCollector> search_pass(const VectorView& vectors, const std::vec
         {
             std::lock_guard<std::mutex> lock(query_locks[qb]);
             for (std::size_t i = 0; i < n_q; ++i) {
-                TopKCollector& c = collectors[q0 + i];
+                ScreenedCollector& c = collectors[q0 + i];
                 const std::size_t n_above = scan_at_least(sims.data() + i * n_c, n_c, c.threshold(), above.data());
                 for (std::size_t a = 0; a < n_above; ++a) {
                     const std::size_t j = above[a];
@@ -193,14 +199,15 @@ SelfJoin update_self_join(SelfJoin old, const std::vector<std::int64_t>& old_row
         if (old_row_of_new[r] < 0) { is_new[r] = 1; ++local.new_rows; queries.push_back(r); }
         else if (dirty[r]) { ++local.dirty_rows; queries.push_back(r); }
     }
-    std::vector<ScoredRow> storage(queries.size() * 2 * (k + rescore_margin));
+    std::vector<ScoredRow> storage(queries.size() * 2 * k);
     std::vector<char> entered(n_rows, 0);
-    std::vector<TopKCollector> collectors = search_pass(vectors, queries, is_new, dirty, threads, storage, join, entered);
+    std::vector<ScreenedCollector> collectors =
+        search_pass(vectors, queries, is_new, dirty, threads, storage, join, entered);
     std::vector<float> buffer;
     for (std::size_t i = 0; i < queries.size(); ++i) {
-        const std::size_t count = collectors[i].sort_best_first();
-        rescore_best(row_as_f32(vectors, queries[i], buffer), vectors, storage.data() + i * 2 * (k + rescore_margin), count,
-                     k, &join.rows[queries[i] * k], &join.sims[queries[i] * k]);
+        std::vector<ScoredRow>& kept = collectors[i].finish();
+        rescore_best(row_as_f32(vectors, queries[i], buffer), vectors, kept.data(), kept.size(), k,
+                     &join.rows[queries[i] * k], &join.sims[queries[i] * k]);
     }
     std::vector<std::size_t> counts(n_rows, 0);
     for (std::size_t r = 0; r < n_rows; ++r) {

@@ -25,9 +25,22 @@ CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_m
 
 std::string auto_device() { return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu"; }
 
-std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options) {
-    if (device == "cpu") return make_cpu_backend();
-    if (device == "auto") return auto_device() == "cuda" ? make_cuda_backend(options) : make_cpu_backend();
+ElementType parse_cpu_storage(const std::string& text, const std::string& field) {
+    if (text == "f32" || text == "float32") return ElementType::f32;
+    if (text == "bf16" || text == "bfloat16") return ElementType::bf16;
+    throw UsageError("the CPU index's storage must be f32 or bf16, not '" + text + "'", field);
+}
+
+CpuBackendOptions cpu_options(const std::string& storage) {
+    CpuBackendOptions options;
+    options.storage = parse_cpu_storage(storage);
+    return options;
+}
+
+std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options,
+                                            const CpuBackendOptions& cpu) {
+    if (device == "cpu") return make_cpu_backend(cpu);
+    if (device == "auto") return auto_device() == "cuda" ? make_cuda_backend(options) : make_cpu_backend(cpu);
     if (device == "cuda") {
         if (!cuda_compiled())
             throw UsageError("device cuda: this build has no CUDA backend (CUDA was not compiled in; rebuild "

@@ -153,3 +153,35 @@ TEST(ScoreCli, AReadOnlyCorpusIsScoredWithAWarning) {
     EXPECT_NE(r.err.find("warning: the neighbour densities could not be cached"), std::string::npos) << r.err;
     EXPECT_EQ(novelty::test::json_lines(tmp.file("s.jsonl")).size(), 5u);
 }
+
+// --storage bf16 gives --storage f32's scores and neighbours to the last printed digit, with the
+// storage recorded in provenance; a storage the CPU index does not have is refused.
+TEST(ScoreCli, Bf16StorageScoresExactlyAsFloat32) {
+    std::vector<nlohmann::json> runs;
+    for (const std::string storage : {"f32", "bf16"}) {
+        TempDir tmp;  // a corpus each: the second run must compute its own densities
+        const std::string dir = make_corpus(tmp);
+        const auto r = run_cli("score -q --device cpu --storage " + storage + " --corpus " + shell_quote(dir) +
+                               " --ideas " + shell_quote(tmp.file("ideas.jsonl")) + " --vectors " +
+                               shell_quote(tmp.file("ideas.npy")) + " --p 10 --q 5 --out " + shell_quote(tmp.file("s.jsonl")));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const auto lines = novelty::test::json_lines(tmp.file("s.jsonl"));
+        ASSERT_EQ(lines.size(), 5u);
+        const std::string label = storage == "f32" ? "cpu" : "cpu-bf16";
+        for (const auto& j : lines) {
+            EXPECT_EQ(j["provenance"]["backend"], label);
+            EXPECT_EQ(j["provenance"]["densities_backend"], label);
+        }
+        runs.emplace_back(lines);
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(runs[1][i]["scores"].dump(), runs[0][i]["scores"].dump()) << i;
+        EXPECT_EQ(runs[1][i]["neighbors"].dump(), runs[0][i]["neighbors"].dump()) << i;
+    }
+    TempDir tmp;
+    const std::string dir = make_corpus(tmp);
+    const auto refused = run_cli("score -q --storage f16 --corpus " + shell_quote(dir) + " --ideas " +
+                                 shell_quote(tmp.file("ideas.jsonl")) + " --vectors " + shell_quote(tmp.file("ideas.npy")));
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("--storage"), std::string::npos) << refused.err;
+}

@@ -198,6 +198,28 @@ TEST_F(ServerTest, OneIndexServesEveryRequest) {
     EXPECT_EQ(novelty::search_indexes_built(), built);
 }
 
+TEST_F(ServerTest, Bf16StorageRepliesAsFloat32StorageDoes) {
+    // options.storage = "bf16" (novelty serve --storage bf16): the same search replies, and
+    // score replies whose provenance names the storage.
+    const auto vectors = idea_vectors(4, 9);
+    json ideas = json::array();
+    for (std::size_t i = 0; i < 4; ++i) ideas.push_back(json{{"id", "i" + std::to_string(i)}, {"vector", vector_json(vectors, i)}});
+    const std::string body = json{{"queries", ideas}, {"k", 12}}.dump();
+    Server f32(options());
+    f32.start();
+    ServerOptions o = options();
+    o.storage = "bf16";
+    Server bf16(o);
+    bf16.start();
+    const Reply want = post(f32.port(), "/v1/search", body), got = post(bf16.port(), "/v1/search", body);
+    ASSERT_EQ(want.status, 200) << want.text;
+    ASSERT_EQ(got.status, 200) << got.text;
+    EXPECT_EQ(got.body, want.body);
+    const Reply score = post(bf16.port(), "/v1/score", json{{"ideas", ideas}, {"p", 10}, {"q", 5}}.dump());
+    ASSERT_EQ(score.status, 200) << score.text;
+    EXPECT_EQ(score.body["results"][0]["provenance"]["backend"], "cpu-bf16");
+}
+
 TEST_F(ServerTest, SearchRepliesAsTheCliWritesAndKAndCutoffApply) {
     TempDir work;
     const auto vectors = idea_vectors(3, 9);

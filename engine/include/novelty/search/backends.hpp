@@ -38,6 +38,32 @@ struct CudaBackendOptions {
     DeviceStorage similarity_tile = DeviceStorage::f32;
 };
 
+/// How the CPU index holds the corpus for its matrix products.
+/// - f32 (default): sgemm on the caller's rows in place.
+/// - bf16: a bf16 copy of the rows (2 bytes a value, half the memory and bandwidth of float32),
+///   products screened in bf16 (AVX512-BF16's vdpbf16ps where the CPU has it, by CPUID at run
+///   time) with a proven bound on their error, and every row the bound cannot rule out of a
+///   query's top k re-scored against the float32 rows with the engine's fixed-order dot product.
+///   Similarities, order and ties are then the f32 index's bit for bit (docs/search.md, "bf16
+///   storage on the CPU"); the float32 rows are read only for those candidates.
+struct CpuBackendOptions {
+    ElementType storage = ElementType::f32;
+    /// bf16 only: false screens with sgemm on rows widened back to float32 even where the CPU
+    /// has AVX512-BF16 (the path of CPUs without it; for tests and comparison).
+    bool bf16_instructions = true;
+};
+
+/// "f32"/"float32" or "bf16"/"bfloat16" (the CLI's --storage, Python's storage= on the CPU);
+/// anything else is a UsageError naming the field `field`.
+ElementType parse_cpu_storage(const std::string& text, const std::string& field = "storage");
+
+/// The CPU options every edge takes from its user: the storage by name (parse_cpu_storage) of the
+/// CLI's --storage, the server's options and Python's storage=.
+CpuBackendOptions cpu_options(const std::string& storage);
+
+/// The CPU backend with `options` (UsageError for a storage other than f32 or bf16).
+std::unique_ptr<SearchBackend> make_cpu_backend(const CpuBackendOptions& options);
+
 /// The CUDA options every edge takes from its user: the storage by name (parse_storage) and the
 /// memory budget in MiB (0 = 90% of free) of the CLI's --device-storage and --device-memory,
 /// the server's options and Python's storage= and memory_mib=.
@@ -56,7 +82,9 @@ std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& optio
 
 /// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu" or "cuda" (a clear
 /// UsageError when CUDA is not compiled in or no device is present).
-std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options = {});
+/// `cpu` applies when the choice is the CPU.
+std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options = {},
+                                            const CpuBackendOptions& cpu = {});
 
 /// What "auto" resolves to on this build and machine: "cuda" or "cpu".
 std::string auto_device();

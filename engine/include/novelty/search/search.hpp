@@ -132,7 +132,7 @@ struct SearchTuning {
     std::size_t query_tile = 0;   ///< queries per tile; 0 = the backend's choice
     std::size_t corpus_tile = 0;  ///< corpus rows per tile; 0 = the backend's choice
     std::size_t threads = 0;      ///< 0 = all hardware threads
-    /// Memory the CPU self-join may spend on per-row collectors (8 bytes x 2 x k_stored per row)
+    /// Memory the CPU self-join may spend on per-row collectors (about 8 bytes x 4 x k_stored per row)
     /// to multiply each block pair once; above it, it searches block by block. 0 = 1 GiB.
     std::size_t self_join_memory = 0;
 };

@@ -48,6 +48,7 @@ int shard_finish(int exit_code);
 struct ShardBackendSpec {
     std::string device = "auto";
     CudaBackendOptions cuda;
+    CpuBackendOptions cpu;  ///< the storage of CPU shards
     SearchTuning tuning;
 };
 

@@ -1,6 +1,7 @@
 #include "search/cpu/cpu_self_join.hpp"
 
 #include "search/cpu/exact_rescore.hpp"
+#include "search/cpu/screening.hpp"
 
 #include "util/parallel_for.hpp"
 #include "search/cpu/scan_at_least.hpp"
@@ -38,7 +39,7 @@ void rows_to_f32(const VectorView& view, std::size_t first, std::size_t n, std::
 // Offers row `local` of `sims` (n_cols similarities to rows first_col..) to its collector,
 // leaving out `self` (a global row, or -1).
 void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std::int64_t self,
-               TopKCollector& collector, std::uint32_t* above) {
+               ScreenedCollector& collector, std::uint32_t* above) {
     for (std::size_t j0 = 0; j0 < n_cols; j0 += scan_chunk) {
         const std::size_t n_scan = std::min(scan_chunk, n_cols - j0);
         const std::size_t n_above = scan_at_least(sims + j0, n_scan, collector.threshold(), above);
@@ -50,12 +51,10 @@ void offer_row(const float* sims, std::size_t n_cols, std::size_t first_col, std
     }
 }
 
-/// The join from each row's collector (over storage of 2 (k_stored + rescore_margin) slots per
-/// row): its candidates re-scored exactly, the best k_stored, -1 / -inf padded, and the
-/// densities over the first q.
-SelfJoin join_from_collectors(const VectorView& corpus, std::vector<TopKCollector>& collectors,
-                              std::vector<ScoredRow>& storage, std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                              std::size_t threads) {
+/// The join from each row's collector: its candidates re-scored exactly, the best k_stored,
+/// -1 / -inf padded, and the densities over the first q.
+SelfJoin join_from_collectors(const VectorView& corpus, std::vector<ScreenedCollector>& collectors, std::size_t n_rows,
+                              std::size_t q, std::size_t k_stored, std::size_t threads) {
     SelfJoin join;
     join.n_rows = n_rows;
     join.q = q;
@@ -63,14 +62,13 @@ SelfJoin join_from_collectors(const VectorView& corpus, std::vector<TopKCollecto
     join.rows.assign(n_rows * k_stored, -1);
     join.sims.assign(n_rows * k_stored, -std::numeric_limits<float>::infinity());
     std::vector<std::size_t> counts(n_rows);
-    const std::size_t kept = k_stored + rescore_margin;
     parallel_for_blocks((n_rows + 255) / 256, threads, [&](std::size_t block) {
         std::vector<float> own_buffer;
         for (std::size_t row = block * 256; row < std::min(n_rows, (block + 1) * 256); ++row) {
-            const std::size_t n_found = collectors[row].sort_best_first();
-            counts[row] = rescore_best(row_as_f32(corpus, row, own_buffer), corpus, storage.data() + row * 2 * kept,
-                                       n_found, k_stored, join.rows.data() + row * k_stored,
-                                       join.sims.data() + row * k_stored);
+            std::vector<ScoredRow>& kept = collectors[row].finish();
+            counts[row] = rescore_best(row_as_f32(corpus, row, own_buffer), corpus, kept.data(), kept.size(), k_stored,
+                                       join.rows.data() + row * k_stored, join.sims.data() + row * k_stored);
+            kept = {};
         }
     });
     fill_densities(join, counts);
@@ -80,7 +78,8 @@ SelfJoin join_from_collectors(const VectorView& corpus, std::vector<TopKCollecto
 }  // namespace
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
-    return n_rows * 2 * (k_stored + rescore_margin) * sizeof(ScoredRow);
+    // The reservoir (2 k_stored) and the candidates kept before the first pruning (2 k_stored + 32).
+    return n_rows * (4 * k_stored + 32) * sizeof(ScoredRow);
 }
 
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
@@ -89,11 +88,19 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
     const std::size_t block = tuning.query_tile ? tuning.query_tile : default_block;
     const std::size_t n_blocks = (n_rows + block - 1) / block;
 
-    const std::size_t kept = k_stored + rescore_margin;  // candidates for the exact re-scoring
-    std::vector<ScoredRow> storage(n_rows * 2 * kept);
-    std::vector<TopKCollector> collectors;
+    // Each row keeps the candidates screen_margin cannot rule out, re-scored exactly at the end.
+    VectorView prefix = corpus;
+    prefix.n_rows = n_rows;
+    const double max_norm = max_row_norm(prefix, tuning.threads);
+    std::vector<ScoredRow> storage(n_rows * 2 * k_stored);
+    std::vector<ScreenedCollector> collectors;
     collectors.reserve(n_rows);
-    for (std::size_t row = 0; row < n_rows; ++row) collectors.emplace_back(storage.data() + row * 2 * kept, kept);
+    std::vector<float> buffer;
+    for (std::size_t row = 0; row < n_rows; ++row) {
+        const double margin =
+            screen_margin(dim, norm_of(row_as_f32(corpus, row, buffer), dim), max_norm, ScreenOperands::f32);
+        collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored, 2 * margin);
+    }
     std::vector<std::mutex> block_locks(n_blocks);
 
     // Pairs (I, J), I <= J, ordered by distance from the diagonal so that threads working at the
@@ -141,7 +148,7 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
                 const std::size_t n_above = scan_at_least_each(row, thresholds.data(), n_j, above.data());
                 for (std::size_t a = 0; a < n_above; ++a) {
                     const std::size_t j = above[a];
-                    TopKCollector& collector = collectors[j0 + j];
+                    ScreenedCollector& collector = collectors[j0 + j];
                     collector.push(row[j], static_cast<std::int64_t>(i0 + i));
                     thresholds[j] = collector.threshold();
                 }
@@ -149,7 +156,7 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
         },
         progress);
 
-    return join_from_collectors(corpus, collectors, storage, n_rows, q, k_stored, tuning.threads);
+    return join_from_collectors(corpus, collectors, n_rows, q, k_stored, tuning.threads);
 }
 
 }  // namespace novelty

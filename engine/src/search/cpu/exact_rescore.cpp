@@ -1,11 +1,21 @@
 #include "search/cpu/exact_rescore.hpp"
 
 #include "novelty/util/half.hpp"
+#include "search/search_rules.hpp"
+#include "util/parallel_for.hpp"
 
 #include <algorithm>
 #include <limits>
 
 namespace novelty {
+
+const float* rows_as_f32(const VectorView& view, std::size_t first, std::size_t n, std::vector<float>& buffer) {
+    if (view.dtype == DType::f32) return static_cast<const float*>(view.data) + first * view.dim;
+    buffer.resize(n * view.dim);
+    const auto* src = static_cast<const std::uint16_t*>(view.data) + first * view.dim;
+    for (std::size_t i = 0; i < n * view.dim; ++i) buffer[i] = half_to_float(src[i]);
+    return buffer.data();
+}
 
 const float* row_as_f32(const VectorView& view, std::size_t row, std::vector<float>& buffer) {
     if (view.dtype == DType::f32) return static_cast<const float*>(view.data) + row * view.dim;
@@ -24,6 +34,27 @@ std::size_t rescore_best(const float* query, const VectorView& corpus, ScoredRow
     const std::size_t count = std::min(n, k);
     write_padded(best, count, k, rows, sims);
     return count;
+}
+
+TopK exact_candidates_topk(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
+                           std::size_t k, std::size_t threads) {
+    const std::size_t dim = corpus.dim;
+    const auto excluded = sorted_exclusions(queries);
+    TopK result = empty_top_k(queries.n_queries, k);
+    parallel_for_blocks(queries.n_queries, threads, [&](std::size_t i) {
+        const std::vector<std::int64_t> rows =
+            candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
+                           searchable_rows(queries.row_limit, i, corpus.n_rows),
+                           excluded.empty() ? nullptr : &excluded[i], queries.filter(i));
+        std::vector<ScoredRow> storage(2 * k);
+        TopKCollector heap(storage.data(), k);
+        std::vector<float> buffer;
+        const float* query = queries.vectors + i * dim;
+        for (std::int64_t row : rows)
+            heap.push(exact_dot(query, row_as_f32(corpus, static_cast<std::size_t>(row), buffer), dim), row);
+        result.count[i] = heap.write_best_first(result.rows.data() + i * k, result.sims.data() + i * k);
+    });
+    return result;
 }
 
 }  // namespace novelty

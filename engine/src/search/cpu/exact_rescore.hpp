@@ -1,10 +1,11 @@
 // The similarities the CPU backend reports, computed in one fixed order. A BLAS kernel's result
 // for one (query, row) pair can depend on where the pair falls in the tile (measured: OpenBLAS's
 // Haswell and Cooperlake kernels both change the last bit of some products with the tile's shape
-// and the row's place in it), so the tiles only choose candidates: each query keeps
-// rescore_margin more than it needs, they are scored again with exact_dot, ordered by the merge
-// rule and cut. Results then do not depend on tile sizes, threads or how the corpus is split
-// into shards (a sharded index merges the same bits one process reports).
+// and the row's place in it), so the tiles only choose candidates: each query keeps every row
+// a proven bound on the tile's error cannot rule out (screening.hpp), they are scored again with
+// exact_dot, ordered by the merge rule and cut. Results then do not depend on tile sizes,
+// threads, the storage (f32 or bf16) or how the corpus is split into shards (a sharded index
+// merges the same bits one process reports).
 #pragma once
 
 #include "novelty/search/search.hpp"
@@ -15,10 +16,6 @@
 #include <vector>
 
 namespace novelty {
-
-/// Candidates a query keeps beyond k for the exact re-scoring: a row the tiles placed just below
-/// the k-th by a rounding difference is still re-scored.
-inline constexpr std::size_t rescore_margin = 8;
 
 /// The dot product of a and b (dim floats) in one fixed order: 16 interleaved float partial sums
 /// (element c goes to sum c mod 16) added pairwise (0+8, 1+9, ...; then 0+4, ...). The same
@@ -34,6 +31,10 @@ inline float exact_dot(const float* a, const float* b, std::size_t dim) {
     return lane[0];
 }
 
+/// Rows [first, first + n) of `view` as float32: a pointer into the view when it is float32,
+/// otherwise converted into `buffer`.
+const float* rows_as_f32(const VectorView& view, std::size_t first, std::size_t n, std::vector<float>& buffer);
+
 /// Row `row` of `view` as float32: a pointer into the view (float32) or into `buffer`.
 const float* row_as_f32(const VectorView& view, std::size_t row, std::vector<float>& buffer);
 
@@ -42,5 +43,11 @@ const float* row_as_f32(const VectorView& view, std::size_t row, std::vector<flo
 /// (-1 / -inf after them). Returns how many are real (min(n, k)).
 std::size_t rescore_best(const float* query, const VectorView& corpus, ScoredRow* best, std::size_t n, std::size_t k,
                          std::int64_t* rows, float* sims);
+
+/// Top-k of each query among its own candidate rows, every similarity by exact_dot against the
+/// corpus rows (SearchIndex::search_candidates; both CPU indexes). Row ranges, exclusions and
+/// filters apply; `threads` as in SearchTuning.
+TopK exact_candidates_topk(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
+                           std::size_t k, std::size_t threads);
 
 }  // namespace novelty

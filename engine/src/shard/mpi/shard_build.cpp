@@ -16,7 +16,8 @@ namespace {
 // The spec and the corpus identity, as rank 0 sends them.
 struct BuildArgs {
     std::string dir, device, sha256;
-    std::uint64_t numbers[9] = {};  // n_rows, dim, dtype, storage, memory, threads, query_tile, corpus_tile, sj_memory
+    // n_rows, dim, dtype, storage, memory, threads, query_tile, corpus_tile, sj_memory, cpu storage
+    std::uint64_t numbers[10] = {};
 };
 
 BuildArgs broadcast_args(const Corpus* corpus, const ShardBackendSpec* spec) {
@@ -26,10 +27,10 @@ BuildArgs broadcast_args(const Corpus* corpus, const ShardBackendSpec* spec) {
         args.dir = corpus->dir();
         args.device = spec->device;
         args.sha256 = corpus->manifest().vectors_sha256;
-        const std::uint64_t numbers[9] = {vectors.rows(), vectors.cols(), static_cast<std::uint64_t>(vectors.dtype()),
-                                          static_cast<std::uint64_t>(spec->cuda.storage), spec->cuda.memory_budget,
-                                          spec->tuning.threads, spec->tuning.query_tile, spec->tuning.corpus_tile,
-                                          spec->tuning.self_join_memory};
+        const std::uint64_t numbers[10] = {vectors.rows(), vectors.cols(), static_cast<std::uint64_t>(vectors.dtype()),
+                                           static_cast<std::uint64_t>(spec->cuda.storage), spec->cuda.memory_budget,
+                                           spec->tuning.threads, spec->tuning.query_tile, spec->tuning.corpus_tile,
+                                           spec->tuning.self_join_memory, static_cast<std::uint64_t>(spec->cpu.storage)};
         std::memcpy(args.numbers, numbers, sizeof numbers);
     }
     mpi::bcast_string(args.dir, 0);
@@ -69,7 +70,9 @@ std::unique_ptr<SearchBackend> local_backend(const BuildArgs& args) {
         const auto devices = list_devices();
         if (!devices.empty()) options.device = shard_world().local_rank % static_cast<int>(devices.size());
     }
-    auto backend = make_backend(args.device, options);
+    CpuBackendOptions cpu;
+    cpu.storage = static_cast<ElementType>(args.numbers[9]);
+    auto backend = make_backend(args.device, options, cpu);
     backend->tuning.threads = args.numbers[5];
     backend->tuning.query_tile = args.numbers[6];
     backend->tuning.corpus_tile = args.numbers[7];

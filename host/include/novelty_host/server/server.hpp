@@ -23,6 +23,7 @@ struct ServerOptions {
     std::string token;
     std::string device = "auto";     ///< auto | cpu | cuda, as `novelty score --device`
     std::string device_storage = "f16";  ///< f16 | bf16 | f32: the CUDA backend's corpus storage
+    std::string storage = "f32";         ///< f32 | bf16: the CPU index's corpus storage (results identical)
     std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget; 0 = 90% of free
     std::size_t threads = 0;         ///< backend worker threads, 0 = all cores
     std::size_t http_threads = 64;   ///< connections served at once

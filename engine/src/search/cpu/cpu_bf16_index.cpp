@@ -1,0 +1,191 @@
+// The CPU index with bf16 storage. Its rows are packed once into the bf16 GEMM's panels (16 rows a
+// panel, util/bf16_gemm.hpp); every search runs the shared tile loop (tiled_topk.hpp) on screened
+// similarities — vdpbf16ps products of the bf16 queries and rows where the CPU has AVX512-BF16,
+// else sgemm on rows widened back to float32 — into ScreenedCollectors, and re-scores each
+// query's candidates with exact_dot against the caller's float32 (or float16) rows. A row of the
+// exact top k is always a candidate (screening.hpp), so results equal the f32 index's.
+#include "search/cpu/cpu_bf16_index.hpp"
+
+#include "search/cpu/screening.hpp"
+#include "search/cpu/exact_rescore.hpp"
+#include "search/cpu/tiled_topk.hpp"
+#include "search/search_rules.hpp"
+#include "util/bf16_gemm.hpp"
+#include "util/parallel_for.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t panel_rows = bf16_panel_rows;  // 16
+constexpr std::size_t pack_chunk_rows = 64 * panel_rows;
+
+// The rows in bf16 panels: panel q, pair p, lane i holds row 16q + i's values 2p and 2p + 1
+// (words as in Bf16Panels); rows past n_rows are zero.
+struct Bf16Rows {
+    std::size_t n_rows = 0, dim = 0, pairs = 0, panels = 0;
+    std::vector<std::uint32_t> words;
+    double max_row_norm = 0;  // of the float32 rows
+
+    const std::uint32_t* panel(std::size_t row) const { return words.data() + row / panel_rows * pairs * panel_rows; }
+};
+
+// Packs rows [r0, r0 + n) (r0 a multiple of 16); returns their largest norm.
+double pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, Bf16Rows& out) {
+    std::vector<float> buffer;
+    const float* rows = rows_as_f32(corpus, r0, n, buffer);
+    double max_norm = 0;
+    for (std::size_t t = 0; t < n; ++t) {
+        const float* x = rows + t * out.dim;
+        max_norm = std::max(max_norm, norm_of(x, out.dim));
+        std::uint32_t* dst = out.words.data() + (r0 + t) / panel_rows * out.pairs * panel_rows + (r0 + t) % panel_rows;
+        for (std::size_t p = 0; p < out.pairs; ++p) {
+            const std::uint32_t lo = to_bf16(x[2 * p]);
+            const std::uint32_t hi = 2 * p + 1 < out.dim ? to_bf16(x[2 * p + 1]) : 0u;
+            dst[p * panel_rows] = lo | hi << 16;
+        }
+    }
+    return max_norm;
+}
+
+Bf16Rows pack_rows(const VectorView& corpus, std::size_t threads) {
+    Bf16Rows out;
+    out.n_rows = corpus.n_rows;
+    out.dim = corpus.dim;
+    out.pairs = (corpus.dim + 1) / 2;
+    out.panels = (corpus.n_rows + panel_rows - 1) / panel_rows;
+    out.words.assign(out.panels * out.pairs * panel_rows, 0u);
+    const std::size_t n_chunks = (corpus.n_rows + pack_chunk_rows - 1) / pack_chunk_rows;
+    std::vector<double> norms(n_chunks, 0.0);
+    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
+        const std::size_t r0 = b * pack_chunk_rows;
+        norms[b] = pack_chunk(corpus, r0, std::min(pack_chunk_rows, corpus.n_rows - r0), out);
+    });
+    for (double norm : norms) out.max_row_norm = std::max(out.max_row_norm, norm);
+    return out;
+}
+
+// Rows [c0, c0 + n) of the panels back in float32, n x dim.
+void widen_rows(const Bf16Rows& rows, std::size_t c0, std::size_t n, std::vector<float>& out) {
+    out.resize(n * rows.dim);
+    for (std::size_t t = 0; t < n; ++t) {
+        const std::uint32_t* src = rows.panel(c0 + t) + (c0 + t) % panel_rows;
+        float* dst = out.data() + t * rows.dim;
+        for (std::size_t p = 0; p < rows.pairs; ++p) {
+            const std::uint32_t w = src[p * panel_rows];
+            dst[2 * p] = from_bf16(static_cast<std::uint16_t>(w & 0xffffu));
+            if (2 * p + 1 < rows.dim) dst[2 * p + 1] = from_bf16(static_cast<std::uint16_t>(w >> 16));
+        }
+    }
+}
+
+// The screened similarities of one block of queries to rows [c0, c0 + n_tile) (c0 a multiple
+// of 16) into sims [block.n x n_tile].
+struct ScreenProduct {
+    const Bf16Rows& rows;
+    const QueryBlock& block;
+    bool use_kernel;
+    std::vector<std::uint32_t> packed_queries;  // the kernel's bf16 pairs of the queries
+    std::vector<float> widened;                 // the sgemm path's tile
+
+    ScreenProduct(const Bf16Rows& r, const QueryBlock& b, bool kernel) : rows(r), block(b), use_kernel(kernel) {
+        if (!use_kernel) return;
+        packed_queries.resize(block.n * rows.pairs);
+        pack_bf16_rows(block.vectors.data(), block.n, rows.dim, packed_queries.data());
+    }
+
+    void operator()(std::size_t c0, std::size_t n_tile, float* sims) {
+        if (use_kernel) {
+            bf16_gemm_panel_range(packed_queries.data(), block.n, rows.panel(c0), rows.pairs,
+                                  (n_tile + panel_rows - 1) / panel_rows, n_tile, sims);
+            return;
+        }
+        widen_rows(rows, c0, n_tile, widened);
+        const int dim = static_cast<int>(rows.dim);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(block.n), static_cast<int>(n_tile), dim,
+                    1.0f, block.vectors.data(), dim, widened.data(), dim, 0.0f, sims, static_cast<int>(n_tile));
+    }
+};
+
+TopK run_screened(const TopKProblem& problem, const Bf16Rows& rows, bool use_kernel, const ProgressFn& progress) {
+    const std::size_t n_queries = problem.queries.n_rows;
+    const std::size_t k = problem.k, dim = problem.corpus.dim;
+    const std::size_t query_tile = problem.query_tile();
+    TopK result = empty_top_k(n_queries, k);
+    openblas_set_num_threads(1);  // our own threads call sgemm concurrently
+    const std::size_t n_blocks = (n_queries + query_tile - 1) / query_tile;
+    parallel_for_blocks(
+        n_blocks, problem.tuning.threads,
+        [&](std::size_t b) {
+            const std::size_t q0 = b * query_tile;
+            QueryBlock block(problem, q0, std::min(query_tile, n_queries - q0));
+            std::vector<ScoredRow> storage(block.n * 2 * k);
+            std::vector<ScreenedCollector> collectors;
+            collectors.reserve(block.n);
+            for (std::size_t i = 0; i < block.n; ++i) {
+                const double margin = screen_margin(dim, norm_of(block.vectors.data() + i * dim, dim),
+                                                    rows.max_row_norm, ScreenOperands::bf16);
+                collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
+            }
+            search_block(problem, block, collectors.data(), panel_rows, ScreenProduct(rows, block, use_kernel));
+            for (std::size_t i = 0; i < block.n; ++i) {
+                std::vector<ScoredRow>& kept = collectors[i].finish();
+                result.count[q0 + i] =
+                    rescore_best(block.vectors.data() + i * dim, problem.corpus, kept.data(), kept.size(), k,
+                                 result.rows.data() + (q0 + i) * k, result.sims.data() + (q0 + i) * k);
+            }
+        },
+        progress);
+    return result;
+}
+
+class CpuBf16SearchIndex final : public SearchIndex {
+public:
+    CpuBf16SearchIndex(const VectorView& corpus, bool bf16_instructions, std::size_t threads)
+        : SearchIndex(corpus), rows_(pack_rows(corpus, threads)),
+          use_kernel_(bf16_instructions && cpu_has_avx512_bf16()) {}
+    std::string name() const override { return "cpu"; }
+    std::string label() const override { return "cpu-bf16"; }
+
+protected:
+    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
+        return run_screened(search_problem(corpus(), queries, k, panel_tuning()), rows_, use_kernel_, {});
+    }
+
+    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
+                            const ProgressFn& progress) override {
+        TopKProblem problem = self_join_problem(corpus(), n_rows, k_stored, panel_tuning());
+        return self_join_from(run_screened(problem, rows_, use_kernel_, progress), n_rows, q);
+    }
+
+    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override {
+        return exact_candidates_topk(corpus(), queries, candidates, k, tuning.threads);
+    }
+
+private:
+    // The tuning with the corpus tile rounded up to whole panels.
+    SearchTuning panel_tuning() const {
+        SearchTuning t = tuning;
+        const std::size_t tile = t.corpus_tile ? t.corpus_tile : default_corpus_tile;
+        t.corpus_tile = (tile + panel_rows - 1) / panel_rows * panel_rows;
+        return t;
+    }
+
+    Bf16Rows rows_;
+    bool use_kernel_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchIndex> make_cpu_bf16_index(const VectorView& corpus, bool bf16_instructions,
+                                                 std::size_t threads) {
+    return std::make_unique<CpuBf16SearchIndex>(corpus, bf16_instructions, threads);
+}
+
+}  // namespace novelty

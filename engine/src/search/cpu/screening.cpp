@@ -1,0 +1,92 @@
+#include "search/cpu/screening.hpp"
+
+#include "search/cpu/exact_rescore.hpp"
+#include "util/parallel_for.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace novelty {
+
+namespace {
+
+// g(m) = m e / (1 - m e), e = 2^-24: the relative bound of m float32 roundings.
+double gamma32(std::size_t m) {
+    const double me = std::ldexp(static_cast<double>(m), -24);
+    return me < 0.5 ? me / (1 - me) : std::numeric_limits<double>::infinity();
+}
+
+constexpr float negative_infinity = -std::numeric_limits<float>::infinity();
+
+}  // namespace
+
+double screen_margin(std::size_t dim, double query_norm, double max_row_norm, ScreenOperands operands) {
+    const double u = operands == ScreenOperands::bf16 ? std::ldexp(1.0, -8) : 0.0;
+    const double relative = 2 * u + u * u + gamma32(dim) * (1 + u) * (1 + u) + gamma32(dim + 1);
+    const double flushed = std::ldexp(static_cast<double>(dim), -124) * (query_norm + max_row_norm + 1);
+    const double margin = query_norm * max_row_norm * relative + flushed;
+    return margin + std::ldexp(margin, -20);
+}
+
+double norm_of(const float* x, std::size_t dim) {
+    double norm2 = 0;
+    for (std::size_t c = 0; c < dim; ++c) norm2 += static_cast<double>(x[c]) * x[c];
+    return std::sqrt(norm2);
+}
+
+double max_row_norm(const VectorView& rows, std::size_t threads) {
+    constexpr std::size_t chunk = 4096;
+    const std::size_t n_chunks = (rows.n_rows + chunk - 1) / chunk;
+    std::vector<double> norms(n_chunks, 0.0);
+    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
+        std::vector<float> buffer;
+        const std::size_t r0 = b * chunk, n = std::min(chunk, rows.n_rows - r0);
+        const float* x = rows_as_f32(rows, r0, n, buffer);
+        for (std::size_t t = 0; t < n; ++t) norms[b] = std::max(norms[b], norm_of(x + t * rows.dim, rows.dim));
+    });
+    double largest = 0;
+    for (double norm : norms) largest = std::max(largest, norm);
+    return largest;
+}
+
+float float_at_most(double value) {
+    float f = static_cast<float>(value);
+    if (static_cast<double>(f) > value) f = std::nextafter(f, negative_infinity);
+    return f;
+}
+
+ScreenedCollector::ScreenedCollector(ScoredRow* storage, std::size_t k, double spread)
+    : heap_(storage, k), storage_(storage), k_(k), spread_(spread), threshold_(negative_infinity),
+      prune_at_(2 * k + 32) {}
+
+void ScreenedCollector::refresh_threshold(float kth_best) {
+    threshold_ = kth_best == negative_infinity ? negative_infinity
+                                               : float_at_most(static_cast<double>(kth_best) - spread_);
+}
+
+void ScreenedCollector::push(float sim, std::int64_t row) {
+    if (sim < threshold_) return;
+    kept_.push_back(ScoredRow{sim, static_cast<std::int32_t>(row)});
+    const float before = heap_.threshold();
+    heap_.push(sim, row);
+    if (heap_.threshold() != before) refresh_threshold(heap_.threshold());
+    if (kept_.size() >= prune_at_) prune();
+}
+
+// Drops the kept offers below the threshold; when most survive, waits for twice as many.
+void ScreenedCollector::prune() {
+    const float cut = threshold_;
+    kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [cut](const ScoredRow& r) { return r.sim < cut; }),
+                kept_.end());
+    if (kept_.size() > prune_at_ / 2) prune_at_ *= 2;
+}
+
+std::vector<ScoredRow>& ScreenedCollector::finish() {
+    const std::size_t n_best = heap_.sort_best_first();
+    if (n_best == k_) refresh_threshold(storage_[k_ - 1].sim);
+    prune();
+    return kept_;
+}
+
+}  // namespace novelty

@@ -1,0 +1,110 @@
+// The tile loop both CPU indexes share (float32 rows through sgemm, bf16 rows through the bf16
+// kernel): queries in blocks, each block against one corpus tile of similarities at a time, every
+// query's row of the tile offered to its collector behind a vectorised threshold filter that
+// applies the query's row range, exclusions, row filter and self-exclusion. Internal to the
+// CPU backend.
+#pragma once
+
+#include "novelty/search/search.hpp"
+#include "search/cpu/scan_at_least.hpp"
+#include "search/search_rules.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace novelty {
+
+inline constexpr std::size_t default_query_tile = 512;
+inline constexpr std::size_t default_corpus_tile = 2048;
+inline constexpr std::size_t tile_scan_chunk = 256;
+
+/// One top-k problem: queries (a VectorView, f32 or f16) against corpus rows, each query with a
+/// row range, an optional sorted exclusion list, and optionally its own row left out.
+struct TopKProblem {
+    VectorView corpus;
+    VectorView queries;
+    std::size_t k = 0;
+    std::vector<std::size_t> row_begin;        // per query; empty = 0
+    std::vector<std::size_t> row_limit;        // per query; empty = corpus.n_rows
+    std::vector<std::vector<std::int64_t>> excluded;  // per query, sorted; empty = none
+    const SearchQueries* filtered = nullptr;   // the queries' metadata filters; null = none
+    bool exclude_self = false;                 // query i is corpus row i
+    SearchTuning tuning;
+
+    std::size_t query_tile() const { return tuning.query_tile ? tuning.query_tile : default_query_tile; }
+    std::size_t corpus_tile() const { return tuning.corpus_tile ? tuning.corpus_tile : default_corpus_tile; }
+};
+
+/// The problem of a search call on `corpus` (queries already normalised, float32).
+TopKProblem search_problem(const VectorView& corpus, const SearchQueries& queries, std::size_t k,
+                           const SearchTuning& tuning);
+/// The problem of a self-join of rows [0, n_rows) of `corpus`: each row against the others.
+TopKProblem self_join_problem(const VectorView& corpus, std::size_t n_rows, std::size_t k_stored,
+                              const SearchTuning& tuning);
+
+/// One worker's block of queries: their float32 copy (n x dim), their row ranges, and the rows
+/// the block spans together ([block_begin, block_limit); empty when no query has a row).
+struct QueryBlock {
+    std::size_t first = 0;  // the block's first query
+    std::size_t n = 0;
+    std::vector<float> vectors;
+    std::vector<std::size_t> begin, limit;  // per query
+    std::size_t block_begin = 0, block_limit = 0;
+
+    QueryBlock(const TopKProblem& problem, std::size_t q0, std::size_t n_block);
+    /// Whether query i has searchable rows in corpus rows [c0, c0 + n_tile).
+    bool meets_tile(std::size_t i, std::size_t c0, std::size_t n_tile) const {
+        return begin[i] < std::min(limit[i], c0 + n_tile) && limit[i] > c0;
+    }
+};
+
+/// Offers query i's similarities to corpus rows [c0, c0 + n_tile) (row_sims) to `collector`
+/// (threshold() and push(sim, row)): chunks of the row pass the threshold filter; the threshold
+/// is refreshed after each chunk, and a stale one only lets through rows the collector then
+/// drops. Rows equal to the threshold pass, and the collector settles the tie by row.
+template <class Collector>
+void offer_tile_row(const TopKProblem& problem, const QueryBlock& block, std::size_t i, Collector& collector,
+                    const float* row_sims, std::size_t c0, std::size_t n_tile, std::uint32_t* above) {
+    const std::size_t lo = block.begin[i] > c0 ? block.begin[i] - c0 : 0;
+    const std::size_t hi = columns_below_limit(block.limit[i], c0, n_tile);
+    const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[block.first + i];
+    const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(block.first + i) : -1;
+    const RowFilter* filter = problem.filtered ? problem.filtered->filter(block.first + i) : nullptr;
+    for (std::size_t j0 = lo; j0 < hi; j0 += tile_scan_chunk) {
+        const std::size_t n_scan = std::min(tile_scan_chunk, hi - j0);
+        const std::size_t n_above = scan_at_least(row_sims + j0, n_scan, collector.threshold(), above);
+        for (std::size_t a = 0; a < n_above; ++a) {
+            const std::size_t j = j0 + above[a];
+            const auto row = static_cast<std::int64_t>(c0 + j);
+            if (row == self) continue;
+            if (filter && !filter->allows(row)) continue;
+            if (excluded && !excluded->empty() && std::binary_search(excluded->begin(), excluded->end(), row))
+                continue;
+            collector.push(row_sims[j], row);
+        }
+    }
+}
+
+/// Runs one block of queries over the corpus tiles its row ranges span: `tile_product(c0,
+/// n_tile, sims)` fills sims[block.n x n_tile] (row stride n_tile) with the block's similarities
+/// to rows [c0, c0 + n_tile); c0 starts at block_begin rounded down to a multiple of `align`
+/// (the bf16 index's panels of 16 rows) and advances by the corpus tile. collectors[i] is
+/// query i's.
+template <class Collector, class TileProduct>
+void search_block(const TopKProblem& problem, const QueryBlock& block, Collector* collectors, std::size_t align,
+                  TileProduct&& tile_product) {
+    const std::size_t corpus_tile = problem.corpus_tile();
+    std::vector<float> sims(block.n * corpus_tile);
+    std::vector<std::uint32_t> above(tile_scan_chunk);
+    for (std::size_t c0 = block.block_begin / align * align; c0 < block.block_limit; c0 += corpus_tile) {
+        const std::size_t n_tile = std::min(corpus_tile, block.block_limit - c0);
+        tile_product(c0, n_tile, sims.data());
+        for (std::size_t i = 0; i < block.n; ++i)
+            if (block.meets_tile(i, c0, n_tile))
+                offer_tile_row(problem, block, i, collectors[i], sims.data() + i * n_tile, c0, n_tile, above.data());
+    }
+}
+
+}  // namespace novelty

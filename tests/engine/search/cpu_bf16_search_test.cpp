@@ -1,0 +1,209 @@
+// The CPU index with bf16 storage must equal the float32 CPU index bit for bit: the same rows, the
+// same similarity bits, the same order and ties, the same self-join densities, on both screening
+// paths (vdpbf16ps where the CPU has AVX512-BF16, sgemm on widened rows). The conformance suite
+// checks it against the reference like every backend; this file checks the equality, on the
+// cases that would break a screening margin that is too small: near-ties below bf16's resolution
+// around the k-th place at k = 100 and k = 2048, exact duplicates, float16 corpora, row ranges,
+// exclusions and filters, and the screening bound itself.
+#include "novelty/search/backends.hpp"
+#include "novelty/search/search.hpp"
+#include "novelty/util/error.hpp"
+#include "novelty/util/half.hpp"
+#include "search/cpu/screening.hpp"
+#include "search/cpu/exact_rescore.hpp"
+#include "search_reference.hpp"
+#include "util/bf16_gemm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace novelty;
+using novelty::test::make_queries;
+using novelty::test::random_unit_rows;
+
+namespace {
+
+std::unique_ptr<SearchBackend> bf16_backend(bool instructions) {
+    CpuBackendOptions options;
+    options.storage = ElementType::bf16;
+    options.bf16_instructions = instructions;
+    return make_cpu_backend(options);
+}
+
+std::uint32_t bits_of(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+void expect_same_topk(const TopK& want, const TopK& got, const std::string& label) {
+    ASSERT_EQ(got.n_queries, want.n_queries) << label;
+    ASSERT_EQ(got.k, want.k) << label;
+    ASSERT_EQ(got.count, want.count) << label;
+    std::size_t differences = 0;
+    for (std::size_t i = 0; i < want.n_queries && differences < 10; ++i)
+        for (std::size_t r = 0; r < want.k; ++r)
+            if (got.row(i, r) != want.row(i, r) || bits_of(got.sim(i, r)) != bits_of(want.sim(i, r))) {
+                ADD_FAILURE() << label << ": query " << i << " rank " << r << ": row " << got.row(i, r) << " sim "
+                              << got.sim(i, r) << ", the f32 index has row " << want.row(i, r) << " sim "
+                              << want.sim(i, r);
+                ++differences;
+                break;
+            }
+}
+
+// Every search of `queries` on the f32 index and both bf16 paths, compared.
+void expect_bf16_equals_f32(const VectorView& corpus, const SearchQueries& queries, std::size_t k,
+                            const std::string& label, const SearchTuning& tuning = {}) {
+    auto f32 = make_cpu_backend();
+    f32->tuning = tuning;
+    const TopK want = f32->build(corpus)->search(queries, k);
+    for (bool instructions : {true, false}) {
+        auto backend = bf16_backend(instructions);
+        backend->tuning = tuning;
+        auto index = backend->build(corpus);
+        EXPECT_EQ(index->label(), "cpu-bf16");
+        expect_same_topk(want, index->search(queries, k), label + (instructions ? " (bf16 kernel)" : " (sgemm)"));
+    }
+}
+
+// n rows that all lie within ~2^-9 (below bf16's resolution) of one direction, so their exact
+// similarities to a query near that direction are apart by less than the screening error and
+// their order under bf16 is not their exact order; every 7th row repeats the one before it.
+std::vector<float> near_tie_rows(std::size_t n, std::size_t dim, std::uint32_t seed) {
+    std::vector<float> base = random_unit_rows(1, dim, seed);
+    std::vector<float> noise = random_unit_rows(n, dim, seed + 1);
+    std::vector<float> rows(n * dim);
+    for (std::size_t r = 0; r < n; ++r) {
+        double norm = 0;
+        for (std::size_t c = 0; c < dim; ++c) {
+            rows[r * dim + c] = r % 7 == 6 ? rows[(r - 1) * dim + c] : base[c] + 0.004f * noise[r * dim + c];
+            norm += double(rows[r * dim + c]) * rows[r * dim + c];
+        }
+        if (r % 7 == 6) continue;
+        for (std::size_t c = 0; c < dim; ++c) rows[r * dim + c] = static_cast<float>(rows[r * dim + c] / std::sqrt(norm));
+    }
+    return rows;
+}
+
+TEST(CpuBf16Search, RandomCorporaEqualTheFloat32Index) {
+    for (std::size_t dim : {1u, 7u, 384u, 1024u}) {
+        const std::size_t n = dim == 1024 ? 2500 : 3000;
+        const auto corpus_values = random_unit_rows(n, dim, 5 + dim);
+        const auto query_values = random_unit_rows(40, dim, 50 + dim);
+        const VectorView corpus = VectorView::of(corpus_values, dim);
+        for (std::size_t k : {1u, 10u, 100u})
+            expect_bf16_equals_f32(corpus, make_queries(query_values, dim), k,
+                                   "dim " + std::to_string(dim) + " k " + std::to_string(k));
+    }
+}
+
+TEST(CpuBf16Search, NearTiesAtTheKthPlaceAreSettledAsFloat32Does) {
+    const std::size_t dim = 384;
+    for (std::size_t k : {100u, 2048u}) {
+        const std::size_t n = k == 100 ? 1500 : 5000;
+        const auto corpus_values = near_tie_rows(n, dim, 70 + static_cast<std::uint32_t>(k));
+        // Queries: rows of the cluster (a near-tie at every rank) and random directions.
+        std::vector<float> query_values(corpus_values.begin(), corpus_values.begin() + 12 * dim);
+        const auto far = random_unit_rows(4, dim, 3);
+        query_values.insert(query_values.end(), far.begin(), far.end());
+        SearchTuning small_tiles;
+        small_tiles.corpus_tile = 300;  // not a whole number of panels: the index rounds it up
+        small_tiles.query_tile = 5;
+        expect_bf16_equals_f32(VectorView::of(corpus_values, dim), make_queries(query_values, dim), k,
+                               "near ties k " + std::to_string(k), small_tiles);
+    }
+}
+
+TEST(CpuBf16Search, Float16CorporaRangesExclusionsAndFiltersEqualTheFloat32Index) {
+    const std::size_t n = 2000, dim = 96;
+    const auto values = near_tie_rows(n, dim, 9);
+    std::vector<std::uint16_t> halves(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+    const VectorView corpus{halves.data(), DType::f16, n, dim};
+    std::vector<float> query_values(values.begin(), values.begin() + 6 * dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    queries.row_begin = {0, 17, 100, 1999, 0, 5};
+    queries.row_limit = {2000, 1500, 101, 2000, 1, 1993};
+    std::vector<std::vector<std::int64_t>> excluded(6);
+    for (std::int64_t row = 0; row < 600; row += 3) excluded[0].push_back(row);
+    excluded[5] = {5, 6, 7, 8};
+    for (const auto& rows : excluded) queries.excluded.add(rows);
+    expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges and exclusions");
+    auto filter = std::make_shared<RowFilter>(RowFilter::none(n));
+    for (std::size_t row = 0; row < n; row += 2) filter->allow(row);
+    queries.filters = {filter};
+    expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges, exclusions and a filter");
+}
+
+TEST(CpuBf16Search, SelfJoinDensitiesAreBitIdentical) {
+    const std::size_t n = 1200, dim = 64, q = 10, k_stored = 16;
+    const auto values = near_tie_rows(n, dim, 21);
+    const VectorView corpus = VectorView::of(values, dim);
+    auto f32 = make_cpu_backend();
+    const SelfJoin want = f32->build(corpus)->self_join(n - 7, q, k_stored);  // the symmetric join
+    f32->tuning.self_join_memory = 1;                                      // the block-by-block join
+    const SelfJoin blocks = f32->build(corpus)->self_join(n - 7, q, k_stored);
+    ASSERT_EQ(blocks.rows, want.rows);
+    for (bool instructions : {true, false}) {
+        const SelfJoin got = bf16_backend(instructions)->build(corpus)->self_join(n - 7, q, k_stored);
+        EXPECT_EQ(got.computed_by, "cpu-bf16");
+        ASSERT_EQ(got.rows, want.rows);
+        ASSERT_EQ(got.sims.size(), want.sims.size());
+        ASSERT_EQ(got.density.size(), want.density.size());
+        for (std::size_t i = 0; i < want.sims.size(); ++i) ASSERT_EQ(bits_of(got.sims[i]), bits_of(want.sims[i])) << i;
+        for (std::size_t i = 0; i < want.density.size(); ++i)
+            ASSERT_EQ(bits_of(got.density[i]), bits_of(want.density[i])) << "density of row " << i;
+    }
+}
+
+// The bound holds on the vectors that come closest to it: coordinates chosen so that every
+// product rounds the same way in bf16, and it is not loose enough to keep most of a corpus.
+TEST(CpuBf16Search, ScreeningMarginBoundsTheScreenedError) {
+    const std::size_t dim = 384;
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> uniform(0.5f, 1.0f);
+    double worst_ratio = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<float> a(dim), b(dim);
+        for (std::size_t c = 0; c < dim; ++c) {
+            // Just below a bf16 rounding boundary, so both operands round up by almost u.
+            a[c] = from_bf16(to_bf16(uniform(rng))) * (1 + 0.9f * std::ldexp(1.0f, -9));
+            b[c] = trial % 2 ? a[c] : from_bf16(to_bf16(uniform(rng))) * (1 + 0.9f * std::ldexp(1.0f, -9));
+        }
+        double norm_a = 0, norm_b = 0;
+        for (std::size_t c = 0; c < dim; ++c) {
+            norm_a += double(a[c]) * a[c];
+            norm_b += double(b[c]) * b[c];
+        }
+        float screened = 0;
+        for (std::size_t c = 0; c < dim; ++c) screened += round_to_bf16(a[c]) * round_to_bf16(b[c]);
+        const double error = std::fabs(double(exact_dot(a.data(), b.data(), dim)) - screened);
+        const double margin = screen_margin(dim, std::sqrt(norm_a), std::sqrt(norm_b), ScreenOperands::bf16);
+        ASSERT_LE(error, margin) << "trial " << trial;
+        worst_ratio = std::max(worst_ratio, error / margin);
+    }
+    EXPECT_GT(worst_ratio, 0.2);  // the worst case comes within a small factor of the bound
+    EXPECT_LT(screen_margin(dim, 1.0, 1.0, ScreenOperands::bf16), 0.009);
+    EXPECT_EQ(float_at_most(0.1), std::nextafter(0.1f, 0.0f));  // 0.1f is above 0.1
+    EXPECT_EQ(float_at_most(0.5), 0.5f);
+}
+
+TEST(CpuBf16Search, StorageNamesAreChecked) {
+    EXPECT_EQ(parse_cpu_storage("bf16"), ElementType::bf16);
+    EXPECT_EQ(parse_cpu_storage("float32"), ElementType::f32);
+    EXPECT_THROW(parse_cpu_storage("f16"), UsageError);
+    CpuBackendOptions half;
+    half.storage = ElementType::f16;
+    EXPECT_THROW(make_cpu_backend(half), UsageError);
+    EXPECT_EQ(bf16_backend(true)->label(), "cpu-bf16");
+    EXPECT_EQ(make_cpu_backend()->label(), "cpu");
+}
+
+}  // namespace
