@@ -101,19 +101,19 @@ std::vector<ScreenedCollector> search_pass(const VectorView& vectors, const std:
                                        std::vector<char>& entered) {
     const std::size_t n_rows = join.n_rows, k = join.k_stored;
     // Each query keeps the candidates screen_margin cannot rule out, re-scored exactly at the end.
-    const double max_norm = max_row_norm(vectors, threads);
+    const ScreenNorms rows = max_screen_norms(vectors, ScreenOperands::f32, threads);
     std::vector<ScreenedCollector> collectors;
     collectors.reserve(queries.size());
     std::vector<float> buffer;
     for (std::size_t i = 0; i < queries.size(); ++i) {
         const float* query = row_as_f32(vectors, queries[i], buffer);
-        const double margin = screen_margin(vectors.dim, norm_of(query, vectors.dim), max_norm, ScreenOperands::f32);
+        const double margin = screen_margin(vectors.dim, screen_norms(query, vectors.dim, ScreenOperands::f32), rows);
         collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
     }
     // How far below a stored list's k-th similarity an sgemm product may lie and still be checked
     // exactly: screen_margin bounds |sgemm - exact_dot| for any two rows.
     const auto slack = static_cast<float>(std::nextafter(
-        static_cast<float>(screen_margin(vectors.dim, max_norm, max_norm, ScreenOperands::f32)), 1.0f));
+        static_cast<float>(screen_margin(vectors.dim, rows, rows)), 1.0f));
     const std::size_t n_qblocks = (queries.size() + query_block - 1) / query_block;
     const std::size_t n_cblocks = (n_rows + corpus_block - 1) / corpus_block;
     std::vector<std::mutex> query_locks(n_qblocks), corpus_locks(n_cblocks);

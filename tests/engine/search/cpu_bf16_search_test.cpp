@@ -21,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace novelty;
@@ -151,8 +152,11 @@ TEST(CpuBf16Search, SelfJoinDensitiesAreBitIdentical) {
     f32->tuning.self_join_memory = 1;                                      // the block-by-block join
     const SelfJoin blocks = f32->build(corpus)->self_join(n - 7, q, k_stored);
     ASSERT_EQ(blocks.rows, want.rows);
-    for (bool instructions : {true, false}) {
-        const SelfJoin got = bf16_backend(instructions)->build(corpus)->self_join(n - 7, q, k_stored);
+    for (const auto& [instructions, budget] : {std::pair{true, 0}, {true, 1}, {false, 0}, {false, 1}}) {
+        auto backend = bf16_backend(instructions);
+        backend->tuning.self_join_memory = budget;  // 0: the symmetric join; 1: block by block
+        backend->tuning.query_tile = 100;           // not a whole number of panels: rounded up
+        const SelfJoin got = backend->build(corpus)->self_join(n - 7, q, k_stored);
         EXPECT_EQ(got.computed_by, "cpu-bf16");
         ASSERT_EQ(got.rows, want.rows);
         ASSERT_EQ(got.sims.size(), want.sims.size());
@@ -177,20 +181,23 @@ TEST(CpuBf16Search, ScreeningMarginBoundsTheScreenedError) {
             a[c] = from_bf16(to_bf16(uniform(rng))) * (1 + 0.9f * std::ldexp(1.0f, -9));
             b[c] = trial % 2 ? a[c] : from_bf16(to_bf16(uniform(rng))) * (1 + 0.9f * std::ldexp(1.0f, -9));
         }
-        double norm_a = 0, norm_b = 0;
-        for (std::size_t c = 0; c < dim; ++c) {
-            norm_a += double(a[c]) * a[c];
-            norm_b += double(b[c]) * b[c];
-        }
         float screened = 0;
         for (std::size_t c = 0; c < dim; ++c) screened += round_to_bf16(a[c]) * round_to_bf16(b[c]);
         const double error = std::fabs(double(exact_dot(a.data(), b.data(), dim)) - screened);
-        const double margin = screen_margin(dim, std::sqrt(norm_a), std::sqrt(norm_b), ScreenOperands::bf16);
+        const double margin = screen_margin(dim, screen_norms(a.data(), dim, ScreenOperands::bf16),
+                                            screen_norms(b.data(), dim, ScreenOperands::bf16));
         ASSERT_LE(error, margin) << "trial " << trial;
         worst_ratio = std::max(worst_ratio, error / margin);
     }
     EXPECT_GT(worst_ratio, 0.2);  // the worst case comes within a small factor of the bound
-    EXPECT_LT(screen_margin(dim, 1.0, 1.0, ScreenOperands::bf16), 0.009);
+    // For unit rows the bound is near 2 |x - bf16(x)|: about 0.004 at 384 values, under half the
+    // worst case 2 u = 0.0078.
+    const auto unit = random_unit_rows(1, dim, 8);
+    const ScreenNorms norms = screen_norms(unit.data(), dim, ScreenOperands::bf16);
+    EXPECT_LT(screen_margin(dim, norms, norms), 0.0045);
+    const ScreenNorms f32 = screen_norms(unit.data(), dim, ScreenOperands::f32);
+    EXPECT_EQ(f32.residual, 0.0);
+    EXPECT_LT(screen_margin(dim, f32, f32), 5e-5);
     EXPECT_EQ(float_at_most(0.1), std::nextafter(0.1f, 0.0f));  // 0.1f is above 0.1
     EXPECT_EQ(float_at_most(0.5), 0.5f);
 }

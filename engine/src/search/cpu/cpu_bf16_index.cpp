@@ -7,6 +7,7 @@
 #include "search/cpu/cpu_bf16_index.hpp"
 
 #include "search/cpu/screening.hpp"
+#include "search/cpu/cpu_self_join.hpp"
 #include "search/cpu/exact_rescore.hpp"
 #include "search/cpu/tiled_topk.hpp"
 #include "search/search_rules.hpp"
@@ -31,19 +32,19 @@ constexpr std::size_t pack_chunk_rows = 64 * panel_rows;
 struct Bf16Rows {
     std::size_t n_rows = 0, dim = 0, pairs = 0, panels = 0;
     std::vector<std::uint32_t> words;
-    double max_row_norm = 0;  // of the float32 rows
+    ScreenNorms norms;  // maxima over the rows: the screening margin's bound
 
     const std::uint32_t* panel(std::size_t row) const { return words.data() + row / panel_rows * pairs * panel_rows; }
 };
 
-// Packs rows [r0, r0 + n) (r0 a multiple of 16); returns their largest norm.
-double pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, Bf16Rows& out) {
+// Packs rows [r0, r0 + n) (r0 a multiple of 16); returns the maxima of their norms.
+ScreenNorms pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, Bf16Rows& out) {
     std::vector<float> buffer;
     const float* rows = rows_as_f32(corpus, r0, n, buffer);
-    double max_norm = 0;
+    ScreenNorms maxima;
     for (std::size_t t = 0; t < n; ++t) {
         const float* x = rows + t * out.dim;
-        max_norm = std::max(max_norm, norm_of(x, out.dim));
+        maxima = max_of(maxima, screen_norms(x, out.dim, ScreenOperands::bf16));
         std::uint32_t* dst = out.words.data() + (r0 + t) / panel_rows * out.pairs * panel_rows + (r0 + t) % panel_rows;
         for (std::size_t p = 0; p < out.pairs; ++p) {
             const std::uint32_t lo = to_bf16(x[2 * p]);
@@ -51,7 +52,7 @@ double pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, Bf16R
             dst[p * panel_rows] = lo | hi << 16;
         }
     }
-    return max_norm;
+    return maxima;
 }
 
 Bf16Rows pack_rows(const VectorView& corpus, std::size_t threads) {
@@ -62,12 +63,12 @@ Bf16Rows pack_rows(const VectorView& corpus, std::size_t threads) {
     out.panels = (corpus.n_rows + panel_rows - 1) / panel_rows;
     out.words.assign(out.panels * out.pairs * panel_rows, 0u);
     const std::size_t n_chunks = (corpus.n_rows + pack_chunk_rows - 1) / pack_chunk_rows;
-    std::vector<double> norms(n_chunks, 0.0);
+    std::vector<ScreenNorms> norms(n_chunks);
     parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
         const std::size_t r0 = b * pack_chunk_rows;
         norms[b] = pack_chunk(corpus, r0, std::min(pack_chunk_rows, corpus.n_rows - r0), out);
     });
-    for (double norm : norms) out.max_row_norm = std::max(out.max_row_norm, norm);
+    for (const ScreenNorms& m : norms) out.norms = max_of(out.norms, m);
     return out;
 }
 
@@ -83,6 +84,22 @@ void widen_rows(const Bf16Rows& rows, std::size_t c0, std::size_t n, std::vector
             if (2 * p + 1 < rows.dim) dst[2 * p + 1] = from_bf16(static_cast<std::uint16_t>(w >> 16));
         }
     }
+}
+
+// sims [n x n_tile] = the screened products of x (n x dim float32 rows) with rows [c0, c0 +
+// n_tile) (c0 a multiple of 16): by the kernel from x's bf16 pairs `packed`, or by sgemm from x
+// and the rows widened into `widened`.
+void screen_tile(const Bf16Rows& rows, bool use_kernel, const float* x, const std::uint32_t* packed, std::size_t n,
+                 std::size_t c0, std::size_t n_tile, float* sims, std::vector<float>& widened) {
+    if (use_kernel) {
+        bf16_gemm_panel_range(packed, n, rows.panel(c0), rows.pairs, (n_tile + panel_rows - 1) / panel_rows, n_tile,
+                              sims);
+        return;
+    }
+    widen_rows(rows, c0, n_tile, widened);
+    const int dim = static_cast<int>(rows.dim);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n_tile), dim, 1.0f, x,
+                dim, widened.data(), dim, 0.0f, sims, static_cast<int>(n_tile));
 }
 
 // The screened similarities of one block of queries to rows [c0, c0 + n_tile) (c0 a multiple
@@ -101,15 +118,7 @@ struct ScreenProduct {
     }
 
     void operator()(std::size_t c0, std::size_t n_tile, float* sims) {
-        if (use_kernel) {
-            bf16_gemm_panel_range(packed_queries.data(), block.n, rows.panel(c0), rows.pairs,
-                                  (n_tile + panel_rows - 1) / panel_rows, n_tile, sims);
-            return;
-        }
-        widen_rows(rows, c0, n_tile, widened);
-        const int dim = static_cast<int>(rows.dim);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(block.n), static_cast<int>(n_tile), dim,
-                    1.0f, block.vectors.data(), dim, widened.data(), dim, 0.0f, sims, static_cast<int>(n_tile));
+        screen_tile(rows, use_kernel, block.vectors.data(), packed_queries.data(), block.n, c0, n_tile, sims, widened);
     }
 };
 
@@ -129,8 +138,8 @@ TopK run_screened(const TopKProblem& problem, const Bf16Rows& rows, bool use_ker
             std::vector<ScreenedCollector> collectors;
             collectors.reserve(block.n);
             for (std::size_t i = 0; i < block.n; ++i) {
-                const double margin = screen_margin(dim, norm_of(block.vectors.data() + i * dim, dim),
-                                                    rows.max_row_norm, ScreenOperands::bf16);
+                const ScreenNorms query = screen_norms(block.vectors.data() + i * dim, dim, ScreenOperands::bf16);
+                const double margin = screen_margin(dim, query, rows.norms);
                 collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
             }
             search_block(problem, block, collectors.data(), panel_rows, ScreenProduct(rows, block, use_kernel));
@@ -158,8 +167,13 @@ protected:
         return run_screened(search_problem(corpus(), queries, k, panel_tuning()), rows_, use_kernel_, {});
     }
 
+    // As the f32 index: the symmetric join (half the products) within the memory budget, else
+    // each row as a query against the others.
     SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
                             const ProgressFn& progress) override {
+        const std::size_t budget = tuning.self_join_memory ? tuning.self_join_memory : default_self_join_memory;
+        if (symmetric_join_bytes(n_rows, k_stored) <= budget)
+            return symmetric_self_join(corpus(), n_rows, q, k_stored, tuning, progress, self_join_products());
         TopKProblem problem = self_join_problem(corpus(), n_rows, k_stored, panel_tuning());
         return self_join_from(run_screened(problem, rows_, use_kernel_, progress), n_rows, q);
     }
@@ -169,6 +183,22 @@ protected:
     }
 
 private:
+    SelfJoinProducts self_join_products() const {
+        SelfJoinProducts products;
+        products.operands = ScreenOperands::bf16;
+        products.block_multiple = panel_rows;
+        products.product = [this](const float* rows_i, std::size_t n_i, std::size_t j0, std::size_t n_j, float* sims) {
+            thread_local std::vector<std::uint32_t> packed;
+            thread_local std::vector<float> widened;
+            if (use_kernel_) {
+                packed.resize(n_i * rows_.pairs);
+                pack_bf16_rows(rows_i, n_i, rows_.dim, packed.data());
+            }
+            screen_tile(rows_, use_kernel_, rows_i, packed.data(), n_i, j0, n_j, sims, widened);
+        };
+        return products;
+    }
+
     // The tuning with the corpus tile rounded up to whole panels.
     SearchTuning panel_tuning() const {
         SearchTuning t = tuning;

@@ -24,11 +24,9 @@ namespace novelty {
 
 namespace {
 
-constexpr std::size_t default_self_join_memory = std::size_t(1) << 30;
-
 // Top-k of every query by sgemm tiles: each query keeps the candidates screen_margin cannot rule
-// out (rows of norm <= max_norm), which are re-scored with exact_dot.
-TopK run_topk(const TopKProblem& problem, double max_norm, const ProgressFn& progress) {
+// out (`rows`: the maxima of the corpus rows' norms), which are re-scored with exact_dot.
+TopK run_topk(const TopKProblem& problem, const ScreenNorms& rows, const ProgressFn& progress) {
     const std::size_t n_queries = problem.queries.n_rows;
     const std::size_t k = problem.k, dim = problem.corpus.dim;
     const std::size_t query_tile = problem.query_tile();
@@ -47,8 +45,8 @@ TopK run_topk(const TopKProblem& problem, double max_norm, const ProgressFn& pro
             std::vector<ScreenedCollector> heaps;
             heaps.reserve(block.n);
             for (std::size_t i = 0; i < block.n; ++i) {
-                const double margin =
-                    screen_margin(dim, norm_of(block.vectors.data() + i * dim, dim), max_norm, ScreenOperands::f32);
+                const ScreenNorms query = screen_norms(block.vectors.data() + i * dim, dim, ScreenOperands::f32);
+                const double margin = screen_margin(dim, query, rows);
                 heaps.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
             }
             std::vector<float> corpus_buffer;
@@ -72,12 +70,12 @@ TopK run_topk(const TopKProblem& problem, double max_norm, const ProgressFn& pro
 class CpuSearchIndex final : public SearchIndex {
 public:
     CpuSearchIndex(const VectorView& corpus, std::size_t threads)
-        : SearchIndex(corpus), max_norm_(max_row_norm(corpus, threads)) {}
+        : SearchIndex(corpus), row_norms_(max_screen_norms(corpus, ScreenOperands::f32, threads)) {}
     std::string name() const override { return "cpu"; }
 
 protected:
     TopK search_impl(const SearchQueries& queries, std::size_t k) override {
-        return run_topk(search_problem(corpus(), queries, k, tuning), max_norm_, {});
+        return run_topk(search_problem(corpus(), queries, k, tuning), row_norms_, {});
     }
 
     SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
@@ -87,7 +85,7 @@ protected:
         const std::size_t budget = tuning.self_join_memory ? tuning.self_join_memory : default_self_join_memory;
         if (symmetric_join_bytes(n_rows, k_stored) <= budget)
             return symmetric_self_join(corpus(), n_rows, q, k_stored, tuning, progress);
-        return self_join_from(run_topk(self_join_problem(corpus(), n_rows, k_stored, tuning), max_norm_, progress),
+        return self_join_from(run_topk(self_join_problem(corpus(), n_rows, k_stored, tuning), row_norms_, progress),
                               n_rows, q);
     }
 
@@ -96,7 +94,7 @@ protected:
     }
 
 private:
-    double max_norm_;  // of the corpus rows: the screening margin's bound
+    ScreenNorms row_norms_;  // maxima over the corpus rows: the screening margin's bound
 };
 
 class CpuSearchBackend final : public SearchBackend {

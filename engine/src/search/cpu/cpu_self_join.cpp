@@ -75,6 +75,25 @@ SelfJoin join_from_collectors(const VectorView& corpus, std::vector<ScreenedColl
     return join;
 }
 
+// One collector per row of the prefix, each keeping the candidates screen_margin cannot rule out
+// (re-scored exactly at the end), over `storage` (2 k_stored slots per row).
+std::vector<ScreenedCollector> row_collectors(const VectorView& corpus, std::size_t n_rows, std::size_t k_stored,
+                                              const SelfJoinProducts& products, const SearchTuning& tuning,
+                                              std::vector<ScoredRow>& storage) {
+    VectorView prefix = corpus;
+    prefix.n_rows = n_rows;
+    const ScreenNorms rows = max_screen_norms(prefix, products.operands, tuning.threads);
+    std::vector<ScreenedCollector> collectors;
+    collectors.reserve(n_rows);
+    std::vector<float> buffer;
+    for (std::size_t row = 0; row < n_rows; ++row) {
+        const ScreenNorms own = screen_norms(row_as_f32(corpus, row, buffer), corpus.dim, products.operands);
+        const double margin = screen_margin(corpus.dim, own, rows);
+        collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored, 2 * margin);
+    }
+    return collectors;
+}
+
 }  // namespace
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
@@ -83,24 +102,14 @@ std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
 }
 
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                             const SearchTuning& tuning, const ProgressFn& progress) {
+                             const SearchTuning& tuning, const ProgressFn& progress, const SelfJoinProducts& products) {
     const std::size_t dim = corpus.dim;
-    const std::size_t block = tuning.query_tile ? tuning.query_tile : default_block;
+    std::size_t block = tuning.query_tile ? tuning.query_tile : default_block;
+    block = (block + products.block_multiple - 1) / products.block_multiple * products.block_multiple;
     const std::size_t n_blocks = (n_rows + block - 1) / block;
 
-    // Each row keeps the candidates screen_margin cannot rule out, re-scored exactly at the end.
-    VectorView prefix = corpus;
-    prefix.n_rows = n_rows;
-    const double max_norm = max_row_norm(prefix, tuning.threads);
     std::vector<ScoredRow> storage(n_rows * 2 * k_stored);
-    std::vector<ScreenedCollector> collectors;
-    collectors.reserve(n_rows);
-    std::vector<float> buffer;
-    for (std::size_t row = 0; row < n_rows; ++row) {
-        const double margin =
-            screen_margin(dim, norm_of(row_as_f32(corpus, row, buffer), dim), max_norm, ScreenOperands::f32);
-        collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored, 2 * margin);
-    }
+    std::vector<ScreenedCollector> collectors = row_collectors(corpus, n_rows, k_stored, products, tuning, storage);
     std::vector<std::mutex> block_locks(n_blocks);
 
     // Pairs (I, J), I <= J, ordered by distance from the diagonal so that threads working at the
@@ -121,15 +130,19 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
             const std::size_t i0 = bi * block, n_i = std::min(block, n_rows - i0);
             const std::size_t j0 = bj * block, n_j = std::min(block, n_rows - j0);
             rows_to_f32(corpus, i0, n_i, rows_i);
-            const float* right = rows_i.data();
-            if (bi != bj) {
-                rows_to_f32(corpus, j0, n_j, rows_j);
-                right = rows_j.data();
-            }
             sims.resize(n_i * n_j);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_i), static_cast<int>(n_j),
-                        static_cast<int>(dim), 1.0f, rows_i.data(), static_cast<int>(dim), right, static_cast<int>(dim),
-                        0.0f, sims.data(), static_cast<int>(n_j));
+            if (products.product) {
+                products.product(rows_i.data(), n_i, j0, n_j, sims.data());
+            } else {
+                const float* right = rows_i.data();
+                if (bi != bj) {
+                    rows_to_f32(corpus, j0, n_j, rows_j);
+                    right = rows_j.data();
+                }
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n_i), static_cast<int>(n_j),
+                            static_cast<int>(dim), 1.0f, rows_i.data(), static_cast<int>(dim), right,
+                            static_cast<int>(dim), 0.0f, sims.data(), static_cast<int>(n_j));
+            }
             {
                 std::lock_guard<std::mutex> lock(block_locks[bi]);
                 for (std::size_t i = 0; i < n_i; ++i)

@@ -1,6 +1,7 @@
 #include "search/cpu/screening.hpp"
 
 #include "search/cpu/exact_rescore.hpp"
+#include "util/bf16_gemm.hpp"
 #include "util/parallel_for.hpp"
 
 #include <algorithm>
@@ -21,11 +22,43 @@ constexpr float negative_infinity = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-double screen_margin(std::size_t dim, double query_norm, double max_row_norm, ScreenOperands operands) {
-    const double u = operands == ScreenOperands::bf16 ? std::ldexp(1.0, -8) : 0.0;
-    const double relative = 2 * u + u * u + gamma32(dim) * (1 + u) * (1 + u) + gamma32(dim + 1);
-    const double flushed = std::ldexp(static_cast<double>(dim), -124) * (query_norm + max_row_norm + 1);
-    const double margin = query_norm * max_row_norm * relative + flushed;
+ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands) {
+    double norm2 = 0, rounded2 = 0, residual2 = 0;
+    for (std::size_t c = 0; c < dim; ++c) {
+        const double v = x[c];
+        const double r = operands == ScreenOperands::bf16 ? static_cast<double>(round_to_bf16(x[c])) : v;
+        norm2 += v * v;
+        rounded2 += r * r;
+        residual2 += (v - r) * (v - r);
+    }
+    return ScreenNorms{std::sqrt(norm2), std::sqrt(rounded2), std::sqrt(residual2)};
+}
+
+ScreenNorms max_of(const ScreenNorms& a, const ScreenNorms& b) {
+    return ScreenNorms{std::max(a.norm, b.norm), std::max(a.rounded, b.rounded), std::max(a.residual, b.residual)};
+}
+
+ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, std::size_t threads) {
+    constexpr std::size_t chunk = 4096;
+    const std::size_t n_chunks = (rows.n_rows + chunk - 1) / chunk;
+    std::vector<ScreenNorms> maxima(n_chunks);
+    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
+        std::vector<float> buffer;
+        const std::size_t r0 = b * chunk, n = std::min(chunk, rows.n_rows - r0);
+        const float* x = rows_as_f32(rows, r0, n, buffer);
+        for (std::size_t t = 0; t < n; ++t) maxima[b] = max_of(maxima[b], screen_norms(x + t * rows.dim, rows.dim, operands));
+    });
+    ScreenNorms largest;
+    for (const ScreenNorms& m : maxima) largest = max_of(largest, m);
+    return largest;
+}
+
+double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorms& rows) {
+    const double q_any = std::max(query.norm, query.rounded), c_any = std::max(rows.norm, rows.rounded);
+    const double rounding = q_any * rows.residual + rows.norm * query.residual;
+    const double sums = gamma32(dim) * q_any * rows.rounded + gamma32(dim + 1) * query.norm * rows.norm;
+    const double flushed = std::ldexp(static_cast<double>(dim), -124) * (q_any + c_any + 1);
+    const double margin = rounding + sums + flushed;
     return margin + std::ldexp(margin, -20);
 }
 
@@ -33,21 +66,6 @@ double norm_of(const float* x, std::size_t dim) {
     double norm2 = 0;
     for (std::size_t c = 0; c < dim; ++c) norm2 += static_cast<double>(x[c]) * x[c];
     return std::sqrt(norm2);
-}
-
-double max_row_norm(const VectorView& rows, std::size_t threads) {
-    constexpr std::size_t chunk = 4096;
-    const std::size_t n_chunks = (rows.n_rows + chunk - 1) / chunk;
-    std::vector<double> norms(n_chunks, 0.0);
-    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
-        std::vector<float> buffer;
-        const std::size_t r0 = b * chunk, n = std::min(chunk, rows.n_rows - r0);
-        const float* x = rows_as_f32(rows, r0, n, buffer);
-        for (std::size_t t = 0; t < n; ++t) norms[b] = std::max(norms[b], norm_of(x + t * rows.dim, rows.dim));
-    });
-    double largest = 0;
-    for (double norm : norms) largest = std::max(largest, norm);
-    return largest;
 }
 
 float float_at_most(double value) {

@@ -21,20 +21,37 @@ enum class ScreenOperands {
     bf16,  ///< the rows (and perhaps the query) rounded to bf16 (the bf16 index)
 };
 
-/// An upper bound on |exact - screened| for one query of norm `query_norm` against any row of
-/// norm <= `max_row_norm`, both of `dim` values, where exact = exact_dot(q, c) and screened is
-/// a float32 sum, in any order and with or without fused multiply-adds, of the products
+/// The norms of one vector x (in double) that bound its screening error: |x|, |bf16(x)| and
+/// |x - bf16(x)| for bf16 operands; |x|, |x| and 0 for f32. As maxima over rows (max_screen_norms),
+/// each field is its largest value over the rows.
+struct ScreenNorms {
+    double norm = 0;      ///< |x|
+    double rounded = 0;   ///< |bf16(x)| (f32: |x|)
+    double residual = 0;  ///< |x - bf16(x)| (f32: 0)
+};
+
+ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands);
+/// Field by field, the larger of a and b.
+ScreenNorms max_of(const ScreenNorms& a, const ScreenNorms& b);
+/// The maxima over the rows (f32 or f16) of their screen_norms, on `threads` threads (0 = all).
+ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, std::size_t threads);
+
+/// An upper bound on |exact - screened| for one query q against any row c, both of `dim` values,
+/// where exact = exact_dot(q, c) and screened is a float32 sum, in any order and with or without
+/// fused multiply-adds, of the products
 ///   f32:  q_i c_i;
 ///   bf16: bf16(q_i) bf16(c_i) (exact in float32) or q_i bf16(c_i), with subnormal inputs and
 ///         sums possibly flushed to zero (vdpbf16ps).
-/// With u = 2^-8 for bf16 (0 for f32) and g(m) = m 2^-24 / (1 - m 2^-24), by Cauchy-Schwarz
-/// (sum |q_i c_i| <= |q| |c|): |q| |c| (2u + u^2 + g(dim) (1 + u)^2 + g(dim + 1))
-/// + dim 2^-124 (|q| + |c| + 1), enlarged by 2^-20 of itself for the rounding of this
-/// computation. +inf when dim is too large for the bound (never in practice).
-double screen_margin(std::size_t dim, double query_norm, double max_row_norm, ScreenOperands operands);
+/// `query` holds q's norms, `rows` the maxima over the corpus. With g(m) = m 2^-24 / (1 - m 2^-24),
+/// q' = bf16(q), c' = bf16(c), and Cauchy-Schwarz throughout (docs/search.md):
+///   |q'.c' - q.c| <= |q'| |c' - c| + |c| |q' - q|           (rounding; 0 for f32)
+///   + g(dim) max(|q|, |q'|) max(|c'|)                       (the screened sum)
+///   + g(dim + 1) |q| max(|c|)                                (exact_dot's sum)
+///   + dim 2^-124 (max(|q|, |q'|) + max(|c|, |c'|) + 1)      (flushed subnormals),
+/// enlarged by 2^-20 of itself for the rounding of this computation. +inf when dim is too large
+/// for the bound (never in practice).
+double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorms& rows);
 
-/// The largest L2 norm of the rows (f32 or f16), in double, on `threads` threads (0 = all).
-double max_row_norm(const VectorView& rows, std::size_t threads);
 /// The L2 norm of x (dim floats), in double.
 double norm_of(const float* x, std::size_t dim);
 
