@@ -6,8 +6,11 @@ top-k search of n_queries against n_corpus rows for each dimension, and the self
 corpus with Q neighbours (FAISS searches the corpus against itself for Q+1 and drops each row's
 own hit). The FAISS peers (--peers): IndexFlatIP (exact, float32) and IndexScalarQuantizer with
 fp16 or bf16 codes (half the memory; approximate: its similarities are those of the rounded
-vectors). Checks how often each returns the engine's neighbours up to near-ties and prints a
-markdown table, one row per workload and peer. Usage: bench/run_cpu_search_bench.sh (which sets up bench/.venv and builds first).
+vectors). The engine runs with each --storages (f32: sgemm on the rows; bf16: the bf16 copy
+screens the products, candidates re-scored in float32), and the bf16 results are checked to be
+the f32 results bit for bit. Checks how often each peer returns the engine's neighbours up to
+near-ties and prints a markdown table, one row per workload, engine storage and peer, with the
+engine's resident memory split into anonymous and file-backed pages. Usage: bench/run_cpu_search_bench.sh (which sets up bench/.venv and builds first).
 """
 import argparse
 import json
@@ -139,6 +142,7 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeat", type=int, default=3, help="runs per engine and workload (median kept)")
     p.add_argument("--peers", default="flat,sq-fp16,sq-bf16", help="FAISS indexes: flat, sq-fp16, sq-bf16")
+    p.add_argument("--storages", default="f32,bf16", help="the engine's CPU storages to run (f32, bf16)")
     p.add_argument("--results", default=None, help="append one JSON line per workload and peer")
     # Internal: one FAISS job in a child process.
     p.add_argument("--faiss-job", choices=["search", "selfjoin"])
@@ -156,6 +160,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     peers = [name for name in args.peers.split(",") if name]
+    storages = [name for name in args.storages.split(",") if name]
     rows_out = []
     for dim in [int(d) for d in args.dims.split(",")]:
         corpus = os.path.join(args.work, f"corpus_{args.n_corpus}_{dim}.npy")
@@ -164,19 +169,16 @@ def main():
             make_data(corpus, args.n_corpus, dim, seed=dim)
         if not os.path.exists(queries):
             make_data(queries, args.n_queries, dim, seed=dim + 1)
-        cmds = {"ours": [args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
-                         "--threads", str(args.threads), "--out", os.path.join(args.work, "ours")]}
+        cmds = {f"ours-{s}": [args.engine, "search", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
+                              "--threads", str(args.threads), "--storage", s,
+                              "--out", os.path.join(args.work, f"ours-{s}")] for s in storages}
         for peer in peers:
             cmds[peer] = [sys.executable, __file__, "--faiss-job", "search", "--faiss-index", peer, "--corpus", corpus,
                           "--queries", queries, "--k", str(args.k), "--threads", str(args.threads),
                           "--out", os.path.join(args.work, peer)]
         runs = run_group(cmds, env, args.repeat)
-        ours = read_result(os.path.join(args.work, "ours"), args.k)
-        for peer in peers:
-            theirs = read_result(os.path.join(args.work, peer), args.k)
-            rows_out.append((f"search {args.n_queries:,} x {args.n_corpus:,} x {dim}, k={args.k}", "queries/s",
-                             peer, runs["ours"], runs[peer], (agree(*ours, *theirs), recall(ours[0], theirs[0])),
-                             os.path.getsize(corpus) / 2**20))
+        name = f"search {args.n_queries:,} x {args.n_corpus:,} x {dim}, k={args.k}"
+        compare(args, name, "queries/s", storages, peers, runs, args.k, None, os.path.getsize(corpus) / 2**20, rows_out)
         print(f"search x {dim}: " + ", ".join(f"{n} {r['all_seconds']} s" for n, r in runs.items()), file=sys.stderr)
 
     dim = args.selfjoin_dim
@@ -184,35 +186,61 @@ def main():
     if not os.path.exists(corpus):
         make_data(corpus, args.n_corpus, dim, seed=dim)
     q = args.q
-    cmds = {"ours": [args.engine, "selfjoin", "--corpus", corpus, "--q", str(q), "--threads", str(args.threads),
-                     "--out", os.path.join(args.work, "ours")]}
+    cmds = {f"ours-{s}": [args.engine, "selfjoin", "--corpus", corpus, "--q", str(q), "--threads", str(args.threads),
+                          "--storage", s, "--out", os.path.join(args.work, f"ours-{s}")] for s in storages}
     for peer in peers:
         cmds[peer] = [sys.executable, __file__, "--faiss-job", "selfjoin", "--faiss-index", peer, "--corpus", corpus,
                       "--q", str(q), "--threads", str(args.threads), "--out", os.path.join(args.work, peer)]
     runs = run_group(cmds, env, args.repeat)
-    ours = read_result(os.path.join(args.work, "ours"), q)
-    for peer in peers:
-        theirs = drop_own_hits(*read_result(os.path.join(args.work, peer), q + 1), q)
-        rows_out.append((f"self-join {args.n_corpus:,} x {dim}, Q={q}", "rows/s", peer, runs["ours"], runs[peer],
-                         (agree(*ours, *theirs), recall(ours[0], theirs[0])), os.path.getsize(corpus) / 2**20))
+    compare(args, f"self-join {args.n_corpus:,} x {dim}, Q={q}", "rows/s", storages, peers, runs, q, q,
+            os.path.getsize(corpus) / 2**20, rows_out)
     report(args, rows_out)
+
+
+def compare(args, name, unit, storages, peers, runs, width, self_join_q, corpus_mb, rows_out):
+    """Adds the rows of one workload: every engine storage against every peer, and each storage
+    but the first against the first (with `identical`: the same bits, rows and similarities)."""
+    results = {s: read_result(os.path.join(args.work, f"ours-{s}"), width) for s in storages}
+    for s in storages:
+        ours = results[s]
+        for peer in peers:
+            theirs = read_result(os.path.join(args.work, peer), width + (1 if self_join_q else 0))
+            if self_join_q:
+                theirs = drop_own_hits(*theirs, self_join_q)
+            rows_out.append((name, unit, s, PEERS[peer], runs[f"ours-{s}"], runs[peer],
+                             (agree(*ours, *theirs), recall(ours[0], theirs[0])), corpus_mb, None))
+        if s != storages[0]:
+            base = results[storages[0]]
+            identical = bool(np.array_equal(ours[0], base[0]) and np.array_equal(ours[1].view(np.uint32),
+                                                                                 base[1].view(np.uint32)))
+            if self_join_q:
+                density = [np.fromfile(os.path.join(args.work, f"ours-{x}.density"), dtype=np.uint32)
+                           for x in (s, storages[0])]
+                identical = identical and bool(np.array_equal(*density))
+            rows_out.append((name, unit, s, f"the engine, {storages[0]} storage", runs[f"ours-{s}"],
+                             runs[f"ours-{storages[0]}"], (1.0 if identical else agree(*ours, *base),
+                                                           recall(ours[0], base[0])), corpus_mb, identical))
 
 
 def report(args, rows_out):
     print(f"\nthreads: {args.threads}; runs per engine: {args.repeat} (median shown, all in brackets); "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
-    print("| workload | ours | peer | peer's rate | ratio (ours / peer) | top-k agreement | recall of ours | "
-          "peak RSS ours / peer | corpus file |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| workload | ours (storage) | peer | peer's rate | ratio (ours / peer) | top-k agreement | recall of ours | "
+          "peak RSS ours / peer | ours at the end: anonymous + file-backed | corpus file |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    for name, unit, peer, a, b, (agreement, recall_of_ours), corpus_mb in rows_out:
-        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.2f} s {a['all_seconds']}) | {PEERS[peer]} | "
-              f"{b['per_second']:,.0f} {unit} ({b['seconds']:.2f} s {b['all_seconds']}) | "
-              f"{a['per_second'] / b['per_second']:.2f} | {100 * agreement:.2f}% | {100 * recall_of_ours:.2f}% | "
-              f"{a['peak_rss_mb']:,.0f} / {b['peak_rss_mb']:,.0f} MB | {corpus_mb:,.0f} MB |")
+    for name, unit, storage, peer, a, b, (agreement, recall_of_ours), corpus_mb, identical in rows_out:
+        same = "" if identical is None else (" (identical bits)" if identical else " (DIFFERENT)")
+        print(f"| {name} | {a['per_second']:,.0f} {unit} ({a['seconds']:.2f} s {a['all_seconds']}), {storage} | "
+              f"{peer} | {b['per_second']:,.0f} {unit} ({b['seconds']:.2f} s {b['all_seconds']}) | "
+              f"{a['per_second'] / b['per_second']:.2f} | {100 * agreement:.2f}%{same} | {100 * recall_of_ours:.2f}% | "
+              f"{a['peak_rss_mb']:,.0f} / {b['peak_rss_mb']:,.0f} MB | "
+              f"{a.get('rss_anon_mb', -1):,.0f} + {a.get('rss_file_mb', -1):,.0f} MB | {corpus_mb:,.0f} MB |")
         if args.results:
             with open(args.results, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"date": date, "bench": "cpu_search_vs_faiss", "workload": name, "peer": PEERS[peer],
+                f.write(json.dumps({"date": date, "bench": "cpu_search_vs_faiss", "workload": name, "peer": peer,
+                                    "storage": storage, "identical": identical,
+                                    "ours_rss_anon_mb": a.get("rss_anon_mb"), "ours_rss_file_mb": a.get("rss_file_mb"),
                                     "threads": args.threads, "ours_per_s": round(a["per_second"], 1),
                                     "peer_per_s": round(b["per_second"], 1),
                                     "ratio": round(a["per_second"] / b["per_second"], 3),

@@ -6,9 +6,10 @@ IndexFlatIP, on the same data and thread count.
 Builds a corpus of n_corpus papers (generated records, clustered unit vectors attached by id),
 then times, alternating `repeat` times and keeping each one's median run:
   - search alone: build/cpu/bench/search_bench on the corpus's vectors.npy;
-  - the CLI to JSON Lines: novelty search --queries q.npy --k K --out hits.jsonl;
+  - the CLI to JSON Lines: novelty search --queries q.npy --k K --out hits.jsonl, with each
+    --storages (f32, bf16; the bf16 .npz is checked to equal the f32 one);
   - the CLI to arrays: the same with --out hits.npz;
-  - FAISS IndexFlatIP search (bench/cpu_search_vs_faiss.py's child).
+  - FAISS IndexFlatIP (bench/cpu_search_vs_faiss.py's child): its whole script and its search.
 Prints a markdown table: seconds, and each whole-process run as a ratio to the search alone.
 Usage: bench/run_search_output_bench.sh (sets up bench/.venv and builds first).
 """
@@ -23,7 +24,7 @@ import time
 
 import numpy as np
 
-from bench_common import median_run, run_child
+from bench_common import median_run
 from cpu_search_vs_faiss import make_data
 
 
@@ -72,6 +73,7 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-faiss", action="store_true")
+    parser.add_argument("--storages", default="f32,bf16", help="the CPU index's storages to run (--storage)")
     args = parser.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory(prefix="novelty-output-bench-") as work:
@@ -79,26 +81,30 @@ def main():
         queries = os.path.join(work, "queries.npy")
         make_data(queries, args.n_queries, args.dim, 2)
         vectors = os.path.join(corpus, "vectors.npy")
+        storages = [s for s in args.storages.split(",") if s]
         alone_cmd = [args.engine, "search", "--corpus", vectors, "--queries", queries, "--k", str(args.k),
                      "--threads", str(args.threads)]
         cli = [args.novelty, "search", "-q", "--corpus", corpus, "--queries", queries, "--k", str(args.k),
                "--threads", str(args.threads), "--device", "cpu"]
-        jsonl_cmd = cli + ["--out", os.path.join(work, "hits.jsonl")]
-        npz_cmd = cli + ["--out", os.path.join(work, "hits.npz")]
-        faiss_cmd = [sys.executable, os.path.join(here, "cpu_search_vs_faiss.py"), "--faiss-job", "search",
-                     "--corpus", vectors, "--queries", queries, "--k", str(args.k), "--threads", str(args.threads),
-                     "--out", os.path.join(work, "faiss")]
-        runs = {"alone": [], "jsonl": [], "npz": [], "faiss": []}
+        cmds = {"alone": alone_cmd}
+        for s in storages:
+            cmds[f"jsonl-{s}"] = cli + ["--storage", s, "--out", os.path.join(work, f"hits-{s}.jsonl")]
+            cmds[f"npz-{s}"] = cli + ["--storage", s, "--out", os.path.join(work, f"hits-{s}.npz")]
+        if not args.no_faiss:  # FAISS's whole script: imports, loading, adding, searching, writing
+            cmds["faiss"] = [sys.executable, os.path.join(here, "cpu_search_vs_faiss.py"), "--faiss-job", "search",
+                             "--corpus", vectors, "--queries", queries, "--k", str(args.k), "--threads",
+                             str(args.threads), "--out", os.path.join(work, "faiss")]
+        runs = {name: [] for name in cmds}
         for _ in range(args.repeat):
-            runs["alone"].append(timed_cli(alone_cmd, env))
-            runs["jsonl"].append(timed_cli(jsonl_cmd, env))
-            runs["npz"].append(timed_cli(npz_cmd, env))
-            if not args.no_faiss:
-                runs["faiss"].append(run_child(faiss_cmd, env))
-        jsonl_mb = os.path.getsize(os.path.join(work, "hits.jsonl")) / 1e6
-        npz_mb = os.path.getsize(os.path.join(work, "hits.npz")) / 1e6
-        loaded = np.load(os.path.join(work, "hits.npz"))
-        assert loaded["sims"].shape == (args.n_queries, args.k), loaded["sims"].shape
+            for name, cmd in cmds.items():
+                runs[name].append(timed_cli(cmd, env))
+        jsonl_mb = os.path.getsize(os.path.join(work, f"hits-{storages[0]}.jsonl")) / 1e6
+        npz_mb = os.path.getsize(os.path.join(work, f"hits-{storages[0]}.npz")) / 1e6
+        loaded = {s: np.load(os.path.join(work, f"hits-{s}.npz")) for s in storages}
+        for s in storages:
+            assert loaded[s]["sims"].shape == (args.n_queries, args.k), loaded[s]["sims"].shape
+            same = all(np.array_equal(loaded[s][key], loaded[storages[0]][key]) for key in loaded[s].files)
+            print(f"--storage {s}: the .npz equals --storage {storages[0]}'s: {same}", file=sys.stderr)
     # The search alone: search_bench's own timing of the search call (wall), and its whole
     # process's CPU time (loading two .npy files besides the search).
     alone = sorted(r["inner"]["seconds"] for r in runs["alone"])[len(runs["alone"]) // 2]
@@ -108,10 +114,14 @@ def main():
     shape = f"{args.n_queries:,} x {args.n_corpus:,} x {args.dim}, k={args.k}, {args.threads} threads"
     print(f"| run ({shape}) | wall s (median of {args.repeat}) | all runs | / search alone | CPU s | CPU / search alone |")
     print("|---|---|---|---|---|---|")
-    rows = [("search alone (search_bench, in-process)", "alone"), (f"novelty search --out .jsonl ({jsonl_mb:.0f} MB)", "jsonl"),
-            (f"novelty search --out .npz ({npz_mb:.0f} MB)", "npz")]
+    rows = [("search alone (search_bench, in-process, f32)", "alone")]
+    for s in storages:
+        rows += [(f"novelty search --storage {s} --out .jsonl ({jsonl_mb:.0f} MB)", f"jsonl-{s}"),
+                 (f"novelty search --storage {s} --out .npz ({npz_mb:.0f} MB)", f"npz-{s}")]
     if not args.no_faiss:
-        rows.append(("FAISS IndexFlatIP search (in-process)", "faiss"))
+        rows.append(("FAISS IndexFlatIP, whole script (python, load, add, search, write)", "faiss"))
+        runs["faiss-search"] = [dict(r, seconds=r["inner"]["seconds"]) for r in runs["faiss"]]
+        rows.append(("FAISS IndexFlatIP, its search call alone", "faiss-search"))
     for label, key in rows:
         seconds = [r["seconds"] for r in runs[key]]
         median = median_run(runs[key])["seconds"]

@@ -123,35 +123,9 @@ struct ScreenProduct {
 };
 
 TopK run_screened(const TopKProblem& problem, const Bf16Rows& rows, bool use_kernel, const ProgressFn& progress) {
-    const std::size_t n_queries = problem.queries.n_rows;
-    const std::size_t k = problem.k, dim = problem.corpus.dim;
-    const std::size_t query_tile = problem.query_tile();
-    TopK result = empty_top_k(n_queries, k);
-    openblas_set_num_threads(1);  // our own threads call sgemm concurrently
-    const std::size_t n_blocks = (n_queries + query_tile - 1) / query_tile;
-    parallel_for_blocks(
-        n_blocks, problem.tuning.threads,
-        [&](std::size_t b) {
-            const std::size_t q0 = b * query_tile;
-            QueryBlock block(problem, q0, std::min(query_tile, n_queries - q0));
-            std::vector<ScoredRow> storage(block.n * 2 * k);
-            std::vector<ScreenedCollector> collectors;
-            collectors.reserve(block.n);
-            for (std::size_t i = 0; i < block.n; ++i) {
-                const ScreenNorms query = screen_norms(block.vectors.data() + i * dim, dim, ScreenOperands::bf16);
-                const double margin = screen_margin(dim, query, rows.norms);
-                collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
-            }
-            search_block(problem, block, collectors.data(), panel_rows, ScreenProduct(rows, block, use_kernel));
-            for (std::size_t i = 0; i < block.n; ++i) {
-                std::vector<ScoredRow>& kept = collectors[i].finish();
-                result.count[q0 + i] =
-                    rescore_best(block.vectors.data() + i * dim, problem.corpus, kept.data(), kept.size(), k,
-                                 result.rows.data() + (q0 + i) * k, result.sims.data() + (q0 + i) * k);
-            }
-        },
-        progress);
-    return result;
+    openblas_set_num_threads(1);  // our own threads call sgemm concurrently (the widened path)
+    const auto products = [&rows, use_kernel](const QueryBlock& block) { return ScreenProduct(rows, block, use_kernel); };
+    return screened_topk(problem, rows.norms, ScreenOperands::bf16, panel_rows, products, progress);
 }
 
 class CpuBf16SearchIndex final : public SearchIndex {

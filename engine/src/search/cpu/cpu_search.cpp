@@ -24,47 +24,20 @@ namespace novelty {
 
 namespace {
 
-// Top-k of every query by sgemm tiles: each query keeps the candidates screen_margin cannot rule
-// out (`rows`: the maxima of the corpus rows' norms), which are re-scored with exact_dot.
+// Top-k of every query by sgemm tiles, exactly (screened_topk; `rows`: the maxima of the corpus
+// rows' norms).
 TopK run_topk(const TopKProblem& problem, const ScreenNorms& rows, const ProgressFn& progress) {
-    const std::size_t n_queries = problem.queries.n_rows;
-    const std::size_t k = problem.k, dim = problem.corpus.dim;
-    const std::size_t query_tile = problem.query_tile();
-    TopK result = empty_top_k(n_queries, k);
-
-    // Our own threads call sgemm concurrently; OpenBLAS must not start threads of its own.
-    openblas_set_num_threads(1);
-
-    const std::size_t n_blocks = (n_queries + query_tile - 1) / query_tile;
-    parallel_for_blocks(
-        n_blocks, problem.tuning.threads,
-        [&](std::size_t b) {
-            const std::size_t q0 = b * query_tile;
-            QueryBlock block(problem, q0, std::min(query_tile, n_queries - q0));
-            std::vector<ScoredRow> storage(block.n * 2 * k);
-            std::vector<ScreenedCollector> heaps;
-            heaps.reserve(block.n);
-            for (std::size_t i = 0; i < block.n; ++i) {
-                const ScreenNorms query = screen_norms(block.vectors.data() + i * dim, dim, ScreenOperands::f32);
-                const double margin = screen_margin(dim, query, rows);
-                heaps.emplace_back(storage.data() + i * 2 * k, k, 2 * margin);
-            }
-            std::vector<float> corpus_buffer;
-            search_block(problem, block, heaps.data(), 1, [&](std::size_t c0, std::size_t n_tile, float* sims) {
-                const float* tile = rows_as_f32(problem.corpus, c0, n_tile, corpus_buffer);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(block.n),
-                            static_cast<int>(n_tile), static_cast<int>(dim), 1.0f, block.vectors.data(),
-                            static_cast<int>(dim), tile, static_cast<int>(dim), 0.0f, sims, static_cast<int>(n_tile));
-            });
-            for (std::size_t i = 0; i < block.n; ++i) {
-                std::vector<ScoredRow>& kept = heaps[i].finish();
-                result.count[q0 + i] = rescore_best(block.vectors.data() + i * dim, problem.corpus, kept.data(),
-                                                    kept.size(), k, result.rows.data() + (q0 + i) * k,
-                                                    result.sims.data() + (q0 + i) * k);
-            }
-        },
-        progress);
-    return result;
+    openblas_set_num_threads(1);  // our own threads call sgemm concurrently
+    const auto sgemm_tiles = [&problem](const QueryBlock& block) {
+        return [&problem, &block, buffer = std::vector<float>()](std::size_t c0, std::size_t n_tile,
+                                                                   float* sims) mutable {
+            const int dim = static_cast<int>(problem.corpus.dim);
+            const float* tile = rows_as_f32(problem.corpus, c0, n_tile, buffer);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(block.n), static_cast<int>(n_tile),
+                        dim, 1.0f, block.vectors.data(), dim, tile, dim, 0.0f, sims, static_cast<int>(n_tile));
+        };
+    };
+    return screened_topk(problem, rows, ScreenOperands::f32, 1, sgemm_tiles, progress);
 }
 
 class CpuSearchIndex final : public SearchIndex {

@@ -6,8 +6,11 @@
 #pragma once
 
 #include "novelty/search/search.hpp"
+#include "search/cpu/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
+#include "search/cpu/screening.hpp"
 #include "search/search_rules.hpp"
+#include "util/parallel_for.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -105,6 +108,43 @@ void search_block(const TopKProblem& problem, const QueryBlock& block, Collector
             if (block.meets_tile(i, c0, n_tile))
                 offer_tile_row(problem, block, i, collectors[i], sims.data() + i * n_tile, c0, n_tile, above.data());
     }
+}
+
+/// The exact top k of every query of `problem`: query blocks on worker threads (OpenBLAS must be
+/// single-threaded when the products call it), each block's screened products by
+/// make_product(block) (a callable (c0, n_tile, sims) for search_block, aligned to `align`),
+/// collected within the screening margin for `operands` against `rows` (the maxima of the corpus
+/// rows' ScreenNorms), and every query's candidates re-scored with exact_dot.
+template <class MakeProduct>
+TopK screened_topk(const TopKProblem& problem, const ScreenNorms& rows, ScreenOperands operands, std::size_t align,
+                   MakeProduct&& make_product, const ProgressFn& progress) {
+    const std::size_t n_queries = problem.queries.n_rows;
+    const std::size_t k = problem.k, dim = problem.corpus.dim;
+    const std::size_t query_tile = problem.query_tile();
+    TopK result = empty_top_k(n_queries, k);
+    const std::size_t n_blocks = (n_queries + query_tile - 1) / query_tile;
+    parallel_for_blocks(
+        n_blocks, problem.tuning.threads,
+        [&](std::size_t b) {
+            const std::size_t q0 = b * query_tile;
+            QueryBlock block(problem, q0, std::min(query_tile, n_queries - q0));
+            std::vector<ScoredRow> storage(block.n * 2 * k);
+            std::vector<ScreenedCollector> collectors;
+            collectors.reserve(block.n);
+            for (std::size_t i = 0; i < block.n; ++i) {
+                const ScreenNorms query = screen_norms(block.vectors.data() + i * dim, dim, operands);
+                collectors.emplace_back(storage.data() + i * 2 * k, k, 2 * screen_margin(dim, query, rows));
+            }
+            search_block(problem, block, collectors.data(), align, make_product(block));
+            for (std::size_t i = 0; i < block.n; ++i) {
+                std::vector<ScoredRow>& kept = collectors[i].finish();
+                result.count[q0 + i] =
+                    rescore_best(block.vectors.data() + i * dim, problem.corpus, kept.data(), kept.size(), k,
+                                 result.rows.data() + (q0 + i) * k, result.sims.data() + (q0 + i) * k);
+            }
+        },
+        progress);
+    return result;
 }
 
 }  // namespace novelty
