@@ -62,12 +62,6 @@ double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorm
     return margin + std::ldexp(margin, -20);
 }
 
-double norm_of(const float* x, std::size_t dim) {
-    double norm2 = 0;
-    for (std::size_t c = 0; c < dim; ++c) norm2 += static_cast<double>(x[c]) * x[c];
-    return std::sqrt(norm2);
-}
-
 float float_at_most(double value) {
     float f = static_cast<float>(value);
     if (static_cast<double>(f) > value) f = std::nextafter(f, negative_infinity);

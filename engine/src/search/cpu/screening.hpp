@@ -43,17 +43,16 @@ ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, st
 ///   bf16: bf16(q_i) bf16(c_i) (exact in float32) or q_i bf16(c_i), with subnormal inputs and
 ///         sums possibly flushed to zero (vdpbf16ps).
 /// `query` holds q's norms, `rows` the maxima over the corpus. With g(m) = m 2^-24 / (1 - m 2^-24),
-/// q' = bf16(q), c' = bf16(c), and Cauchy-Schwarz throughout (docs/search.md):
-///   |q'.c' - q.c| <= |q'| |c' - c| + |c| |q' - q|           (rounding; 0 for f32)
-///   + g(dim) max(|q|, |q'|) max(|c'|)                       (the screened sum)
-///   + g(dim + 1) |q| max(|c|)                                (exact_dot's sum)
-///   + dim 2^-124 (max(|q|, |q'|) + max(|c|, |c'|) + 1)      (flushed subnormals),
+/// q' = bf16(q), c' = bf16(c), |x|+ = max(|x|, |x'|) and Cauchy-Schwarz throughout
+/// (docs/search.md), the margin is the sum of
+///   |q|+ max|c' - c| + max|c| |q' - q|    (rounding, as q'.c' - q.c = q'.(c' - c) + c.(q' - q);
+///                                          0 for f32)
+///   g(dim) |q|+ max|c'|                   (the screened sum)
+///   g(dim + 1) |q| max|c|                 (exact_dot's sum)
+///   dim 2^-124 (|q|+ + max|c|+ + 1)       (flushed subnormals),
 /// enlarged by 2^-20 of itself for the rounding of this computation. +inf when dim is too large
 /// for the bound (never in practice).
 double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorms& rows);
-
-/// The L2 norm of x (dim floats), in double.
-double norm_of(const float* x, std::size_t dim);
 
 /// The largest float <= value (value a double).
 float float_at_most(double value);
