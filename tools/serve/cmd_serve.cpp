@@ -111,6 +111,9 @@ int run_serve(ServeArgs& args) {
         host::TriageServiceOptions triage_options;
         triage_options.claims = claims_options;
         triage_options.device = options.device;
+        triage_options.device_storage = options.device_storage;
+        triage_options.device_memory_mib = options.device_memory_mib;
+        triage_options.storage = options.storage;
         triage_options.threads = options.threads;
         triage = std::make_shared<host::TriageService>(triage_options, embedder_views());
     }

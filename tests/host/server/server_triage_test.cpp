@@ -6,6 +6,8 @@
 #include "json_lines.hpp"
 #include "test_util.hpp"
 
+#include "novelty/util/error.hpp"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +90,7 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
     novelty::host::TriageServiceOptions options;
     options.claims.corpus_dir = corpus;
     options.claims.max_proposals = 8;
+    options.storage = "bf16";  // novelty serve --storage bf16; the CLI ran with f32: the same records
     auto service = std::make_shared<novelty::host::TriageService>(options, novelty::load_builtin_encoder(model_dir()));
     novelty::host::Server server(server_options);
     novelty::host::add_triage_endpoint(server, service);
@@ -123,6 +126,10 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
         EXPECT_EQ(refused.text.find("0000000"), std::string::npos) << refused.text;
     }
     server.stop();
+
+    // The storage reaches the service's backend: one the CPU index does not have is refused.
+    options.storage = "f16";
+    EXPECT_THROW(novelty::host::TriageService(options, novelty::load_builtin_encoder(model_dir())), novelty::UsageError);
 }
 
 }  // namespace

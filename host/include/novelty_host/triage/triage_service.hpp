@@ -19,6 +19,9 @@ namespace novelty::host {
 struct TriageServiceOptions {
     ClaimsServiceOptions claims;   ///< corpus, LLM settings, pool claim store, window, rule threshold, limits
     std::string device = "cpu";    ///< the search backend for dedup and RND: auto | cpu | cuda
+    std::string device_storage = "f16";  ///< the CUDA backend's corpus storage (--device-storage)
+    std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget (--device-memory)
+    std::string storage = "f32";         ///< the CPU index's corpus storage (--storage)
     std::size_t threads = 0;
 };
 
