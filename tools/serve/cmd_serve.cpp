@@ -63,6 +63,19 @@ void print_ui_address(const host::ServerOptions& options, int port) {
                  from.c_str());
 }
 
+// The triage job's settings: the claims settings, and the server's backend and threads.
+host::TriageServiceOptions triage_options(const host::ServerOptions& server,
+                                          const host::ClaimsServiceOptions& claims) {
+    host::TriageServiceOptions options;
+    options.claims = claims;
+    options.device = server.device;
+    options.device_storage = server.device_storage;
+    options.device_memory_mib = server.device_memory_mib;
+    options.storage = server.storage;
+    options.threads = server.threads;
+    return options;
+}
+
 int run_serve(ServeArgs& args) {
     host::ServerOptions options = args.server;
     options.device = args.device.device;
@@ -108,14 +121,7 @@ int run_serve(ServeArgs& args) {
         if (claims_options.llm.response_cache == "none") claims_options.llm.response_cache.clear();
         claims = std::make_shared<host::ClaimsService>(claims_options, embedder_views());
         options.on_log(claims->describe());
-        host::TriageServiceOptions triage_options;
-        triage_options.claims = claims_options;
-        triage_options.device = options.device;
-        triage_options.device_storage = options.device_storage;
-        triage_options.device_memory_mib = options.device_memory_mib;
-        triage_options.storage = options.storage;
-        triage_options.threads = options.threads;
-        triage = std::make_shared<host::TriageService>(triage_options, embedder_views());
+        triage = std::make_shared<host::TriageService>(triage_options(options, claims_options), embedder_views());
     }
 
     // SIGINT and SIGTERM are taken by sigwait below; block them before any thread starts.
