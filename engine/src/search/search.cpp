@@ -30,7 +30,8 @@ void check_corpus(const VectorView& corpus) {
     if (corpus.dim == 0) throw UsageError("the corpus vectors have dimension 0");
     if (!corpus.data) throw UsageError("the corpus has no vector data");
     if (corpus.dtype == ElementType::bf16)
-        throw UsageError("corpus rows must be float32 or float16; bfloat16 is a device storage type only");
+        throw UsageError("corpus rows must be float32 or float16, not bfloat16: bf16 is a storage the index makes from "
+                         "them (--storage bf16 on the CPU, --device-storage bf16 on CUDA)");
     if (corpus.n_rows > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw UsageError("the corpus has more than 2^31 - 1 rows, which this engine does not support");
 }

@@ -63,12 +63,17 @@ Bf16Panels pack_bf16_panels(const float* w, std::size_t out, std::size_t in) {
     p.pairs = (in + 1) / 2;
     p.panels = (out + bf16_panel_rows - 1) / bf16_panel_rows;
     p.words.assign(p.panels * p.pairs * bf16_panel_rows, 0u);
-    for (std::size_t row = 0; row < out; ++row) {
-        const std::size_t panel = row / bf16_panel_rows, lane = row % bf16_panel_rows;
-        std::uint32_t* dst = p.words.data() + panel * p.pairs * bf16_panel_rows + lane;
-        for (std::size_t pair = 0; pair < p.pairs; ++pair) dst[pair * bf16_panel_rows] = pack_pair(w + row * in, in, pair);
-    }
+    pack_bf16_panel_rows(w, 0, out, in, p.words.data());
     return p;
+}
+
+void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, std::size_t in, std::uint32_t* words) {
+    const std::size_t pairs = (in + 1) / 2;
+    for (std::size_t t = 0; t < n; ++t) {
+        const std::size_t row = first_row + t, panel = row / bf16_panel_rows, lane = row % bf16_panel_rows;
+        std::uint32_t* dst = words + panel * pairs * bf16_panel_rows + lane;
+        for (std::size_t pair = 0; pair < pairs; ++pair) dst[pair * bf16_panel_rows] = pack_pair(x + t * in, in, pair);
+    }
 }
 
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw) {

@@ -40,6 +40,11 @@ struct Bf16Panels {
 };
 Bf16Panels pack_bf16_panels(const float* w, std::size_t out, std::size_t in);
 
+/// Packs the n rows of x [n x in] as rows [first_row, first_row + n) of a panel array laid out as
+/// Bf16Panels::words (ceil(in / 2) pairs a panel), leaving the other rows' words as they are:
+/// a large matrix can be packed in pieces, on several threads.
+void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, std::size_t in, std::uint32_t* words);
+
 /// Rows of activations x [n x in] rounded to bf16 and packed in pairs as the weights are:
 /// xw[r * pairs + p] = bf16(x[r][2p]) | bf16(x[r][2p + 1]) << 16 (zero past an odd `in`).
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw);

@@ -37,21 +37,13 @@ struct Bf16Rows {
     const std::uint32_t* panel(std::size_t row) const { return words.data() + row / panel_rows * pairs * panel_rows; }
 };
 
-// Packs rows [r0, r0 + n) (r0 a multiple of 16); returns the maxima of their norms.
+// Packs rows [r0, r0 + n); returns the maxima of their norms.
 ScreenNorms pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, Bf16Rows& out) {
     std::vector<float> buffer;
     const float* rows = rows_as_f32(corpus, r0, n, buffer);
     ScreenNorms maxima;
-    for (std::size_t t = 0; t < n; ++t) {
-        const float* x = rows + t * out.dim;
-        maxima = max_of(maxima, screen_norms(x, out.dim, ScreenOperands::bf16));
-        std::uint32_t* dst = out.words.data() + (r0 + t) / panel_rows * out.pairs * panel_rows + (r0 + t) % panel_rows;
-        for (std::size_t p = 0; p < out.pairs; ++p) {
-            const std::uint32_t lo = to_bf16(x[2 * p]);
-            const std::uint32_t hi = 2 * p + 1 < out.dim ? to_bf16(x[2 * p + 1]) : 0u;
-            dst[p * panel_rows] = lo | hi << 16;
-        }
-    }
+    for (std::size_t t = 0; t < n; ++t) maxima = max_of(maxima, screen_norms(rows + t * out.dim, out.dim, ScreenOperands::bf16));
+    pack_bf16_panel_rows(rows, r0, n, out.dim, out.words.data());
     return maxima;
 }
 
