@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     queries.vectors = query_vectors.data();
     queries.n_queries = n_queries;
     queries.dim = dim;
-    queries.row_limit = limits;
-    for (std::size_t i = 0; i < n_queries; ++i) queries.excluded.add({self[i]});
+    queries.scope.row_limit = limits;
+    for (std::size_t i = 0; i < n_queries; ++i) queries.scope.excluded.add({self[i]});
 
     auto backend = make_cpu_backend();
     backend->tuning.threads = threads;

@@ -33,15 +33,15 @@ double peak_rss_mb() {
 double direct_rnd(novelty::SearchIndex& index, const novelty::NpyMatrix& vectors,
                   const float* idea, std::size_t p, std::size_t q) {
     const std::size_t dim = index.dim();
-    const novelty::TopK top = index.search(novelty::SearchQueries{idea, 1, dim, {}, {}}, std::max(p, q));
+    const novelty::TopK top = index.search(novelty::SearchQueries{idea, 1, dim}, std::max(p, q));
     double nd_idea = 0;
     for (std::size_t r = 0; r < q; ++r) nd_idea += 1.0 - top.sim(0, r);
     nd_idea /= static_cast<double>(q);
     std::vector<float> neighbors(p * dim);
-    novelty::SearchQueries batch{neighbors.data(), p, dim, {}, {}};
+    novelty::SearchQueries batch{neighbors.data(), p, dim};
     for (std::size_t j = 0; j < p; ++j) {
         vectors.row_as_f32(static_cast<std::size_t>(top.row(0, j)), neighbors.data() + j * dim);
-        batch.excluded.add({top.row(0, j)});
+        batch.scope.excluded.add({top.row(0, j)});
     }
     const novelty::TopK theirs = index.search(batch, q);
     std::size_t at_most = 0;

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
         if (mode == "search") {
             const novelty::NpyMatrix queries = novelty::NpyMatrix::open(queries_path);
             const auto* data = static_cast<const float*>(queries.data());
-            novelty::SearchQueries batch{data, queries.rows(), queries.cols(), {}, {}};
+            novelty::SearchQueries batch{data, queries.rows(), queries.cols()};
             const auto start = std::chrono::steady_clock::now();
             const auto index = backend->build(view);
             const novelty::TopK top = index->search(batch, k);

@@ -30,9 +30,9 @@ std::vector<std::string> score_locked(IndexHandle& h, const SearchQueries& q, co
     input.vectors = q.vectors;
     input.n_ideas = q.n_queries;
     input.dim = q.dim;
-    input.row_limit = q.row_limit;
-    input.excluded = q.excluded;
-    input.filters = q.filters;
+    input.row_limit = q.scope.row_limit;
+    input.excluded = q.scope.excluded;
+    input.filters = q.scope.filters;
     Scorer scorer(corpus, *h.index, options);
     const std::vector<IdeaScore> scores = q.n_queries == 0 ? std::vector<IdeaScore>{} : scorer.score(input);
     std::vector<std::string> lines(q.n_queries);

@@ -115,7 +115,7 @@ TEST_F(CudaBackend, StreamedFloat16CorpusIsRescoredLikeTheResidentOne) {
     const auto query_values = test::random_unit_rows(n_queries, dim, 34);
     const VectorView corpus{corpus_half.data(), DType::f16, n, dim};
     SearchQueries queries = make_queries(query_values, dim);
-    for (std::size_t i = 0; i < n_queries; ++i) queries.row_limit.push_back(i % 2 ? n : 12345);
+    for (std::size_t i = 0; i < n_queries; ++i) queries.scope.row_limit.push_back(i % 2 ? n : 12345);
     const TopK want = make_cpu_backend()->build(corpus)->search(queries, k);
     const TopK resident = cuda_backend(DeviceStorage::f16)->build(corpus)->search(queries, k);
     // A 24 MiB budget cannot hold the corpus: it is streamed (the profile line says so).

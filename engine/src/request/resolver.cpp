@@ -88,9 +88,9 @@ SearchQueries ResolvedBatch::queries(std::size_t begin, std::size_t end) const {
     q.n_queries = vectors.empty() ? 0 : end - begin;
     q.dim = dim;
     for (std::size_t i = begin; i < end; ++i) {
-        q.row_limit.push_back(scopes[i].row_limit);
-        q.excluded.add(scopes[i].excluded_rows);
-        if (!filters.empty()) q.filters.push_back(filters[i]);
+        q.scope.row_limit.push_back(scopes[i].row_limit);
+        q.scope.excluded.add(scopes[i].excluded_rows);
+        if (!filters.empty()) q.scope.filters.push_back(filters[i]);
     }
     return q;
 }

@@ -60,15 +60,15 @@ void check_methods(const std::vector<std::string>& methods) {
     }
 }
 
-const RowFilter* filter_of(const SearchQueries& q, std::size_t i) { return q.filters.empty() ? nullptr : q.filter(i); }
+const RowFilter* filter_of(const SearchScope& scope, std::size_t i) { return scope.filter(i); }
 
-std::span<const std::int64_t> excluded_of(const SearchQueries& q, std::size_t i) {
-    if (q.excluded.n_items() == 0) return {};
-    return {q.excluded.begin(i), q.excluded.size(i)};
+std::span<const std::int64_t> excluded_of(const SearchScope& scope, std::size_t i) {
+    if (scope.excluded.n_items() == 0) return {};
+    return {scope.excluded.begin(i), scope.excluded.size(i)};
 }
 
-std::size_t row_limit_of(const SearchQueries& q, std::size_t i) {
-    return q.row_limit.empty() ? SIZE_MAX : q.row_limit[i];
+std::size_t row_limit_of(const SearchScope& scope, std::size_t i) {
+    return scope.row_limit.empty() ? SIZE_MAX : scope.row_limit[i];
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ std::vector<RankingsByTag> RetrievalRanker::rank(const RetrievalBatch& batch, co
     std::vector<RankingsByTag> out(n);
     for (std::size_t i = 0; i < n; ++i) {
         Ranking bm25;
-        if (need_bm25_) bm25 = bm25_->rank(batch.texts[i], row_limit_of(q, i), excluded_of(q, i), depth_, filter_of(q, i));
+        if (need_bm25_) bm25 = bm25_->rank(batch.texts[i], row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i));
         for (const auto& m : settings_.methods) {
             if (m == "dense") out[i][m] = truncated(dense[i], settings_.k);
             if (m == "bm25") out[i][m] = truncated(bm25, settings_.k);
@@ -162,7 +162,7 @@ void RetrievalRanker::rank_rewrites(const RetrievalBatch& batch, std::size_t i, 
                 std::vector<Ranking> rankings;
                 if (m != "bm25") rankings.push_back(dense_one(q, i, vectors, v));
                 if (m != "dense")
-                    rankings.push_back(bm25_->rank(variant, row_limit_of(q, i), excluded_of(q, i), depth_, filter_of(q, i)));
+                    rankings.push_back(bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i)));
                 ++v;
                 return rankings;
             };
@@ -180,10 +180,11 @@ Ranking RetrievalRanker::dense_one(const SearchQueries& scopes, std::size_t i, c
     q.vectors = vectors.data() + v * dim;
     q.n_queries = 1;
     q.dim = dim;
-    if (!scopes.row_limit.empty()) q.row_limit = {scopes.row_limit[i]};
-    const auto excluded = excluded_of(scopes, i);
-    q.excluded.add(std::vector<std::int64_t>(excluded.begin(), excluded.end()));
-    if (filter_of(scopes, i)) q.filters = {scopes.filters.size() == 1 ? scopes.filters[0] : scopes.filters[i]};
+    const SearchScope& all = scopes.scope;
+    if (!all.row_limit.empty()) q.scope.row_limit = {all.row_limit[i]};
+    const auto excluded = excluded_of(all, i);
+    q.scope.excluded.add(std::vector<std::int64_t>(excluded.begin(), excluded.end()));
+    if (filter_of(all, i)) q.scope.filters = {all.filters.size() == 1 ? all.filters[0] : all.filters[i]};
     return dense_(q, depth_)[0];
 }
 

@@ -113,7 +113,7 @@ void search_prefixes(SearchBackend& backend, const std::vector<float>& x, std::s
         queries.vectors = gathered.data() + begin * dim;
         queries.n_queries = end - begin;
         queries.dim = dim;
-        queries.row_limit.assign(limit.begin() + begin, limit.begin() + end);
+        queries.scope.row_limit.assign(limit.begin() + begin, limit.begin() + end);
         const TopK top = index->search(queries, k);
         for (std::size_t q = 0; q < end - begin; ++q) {
             for (std::size_t r = 0; r < top.count[q] && top.sim(q, r) >= threshold; ++r)

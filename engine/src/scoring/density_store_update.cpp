@@ -5,7 +5,7 @@
 
 #include "scoring/density_store_files.hpp"
 #include "scoring/sorted_list.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "util/parallel_for.hpp"
 
 #include <algorithm>

@@ -51,10 +51,10 @@ void search_pending(const Corpus& corpus, SearchIndex& index, const ScoreInput& 
         const NeighborProfile& profile = profiles[pending[t].idea];
         const std::int64_t row = profile.rows[pending[t].rank];
         corpus.vectors().row_as_f32(static_cast<std::size_t>(row), vectors.data() + t * dim);
-        queries.row_limit.push_back(profile.searchable);
+        queries.scope.row_limit.push_back(profile.searchable);
         std::vector<std::int64_t> left_out = sorted_unique(input.excluded, pending[t].idea);
         left_out.push_back(row);
-        queries.excluded.add(left_out);
+        queries.scope.excluded.add(left_out);
     }
     queries.vectors = vectors.data();
     const TopK top = index.search(queries, k);
@@ -84,9 +84,9 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchIndex
     queries.vectors = input.vectors;
     queries.n_queries = n;
     queries.dim = input.dim;
-    queries.row_limit = input.row_limit;
-    queries.excluded = input.excluded;
-    if (queries.row_limit.empty()) queries.row_limit.assign(n, corpus.size());
+    queries.scope.row_limit = input.row_limit;
+    queries.scope.excluded = input.excluded;
+    if (queries.scope.row_limit.empty()) queries.scope.row_limit.assign(n, corpus.size());
     const TopK top = index.search(queries, k);
 
     std::vector<NeighborProfile> profiles(n);
@@ -95,7 +95,7 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchIndex
     const SelfJoin join = p > 0 ? whole_join(corpus, index, options) : SelfJoin{};
     for (std::size_t i = 0; i < n; ++i) {
         NeighborProfile& profile = profiles[i];
-        profile.searchable = std::min(queries.row_limit[i], corpus.size());
+        profile.searchable = std::min(queries.scope.row_limit[i], corpus.size());
         if (top.count[i] < k)
             throw UsageError("idea " + std::to_string(i) + " reaches only " + std::to_string(top.count[i]) +
                              " papers within its cutoff and exclusions; " + std::to_string(k) + " are needed");

@@ -59,15 +59,16 @@ Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
     } else {
         SearchQueries historical = queries;
         if (options_.split_row) {
-            for (auto& limit : historical.row_limit) limit = std::min(limit, *options_.split_row);
-            if (options_.historical_from_row) historical.row_begin.assign(queries.n_queries, *options_.historical_from_row);
+            for (auto& limit : historical.scope.row_limit) limit = std::min(limit, *options_.split_row);
+            if (options_.historical_from_row)
+                historical.scope.row_begin.assign(queries.n_queries, *options_.historical_from_row);
         }
         found.hd_top = index_.search(historical, n_hd);  // an empty window leaves HD null
     }
     // CD and CI: the same index, each idea's rows [split, cutoff).
     if (options_.split_row && *options_.split_row < corpus_.size() && corpus_.manifest().n_with_citations > 0) {
         SearchQueries contemporary = queries;
-        contemporary.row_begin.assign(queries.n_queries, *options_.split_row);
+        contemporary.scope.row_begin.assign(queries.n_queries, *options_.split_row);
         found.cd_top = index_.search(contemporary, n_hd);
     }
     return found;
@@ -149,12 +150,15 @@ void Scorer::score_idea(std::size_t i, const Searches& found, const NeighbourSim
 
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     const std::size_t n = input.n_ideas;
-    SearchQueries queries{input.vectors, n, input.dim, {}, input.row_limit, input.excluded, input.filters};
-    if (queries.row_limit.empty()) queries.row_limit.assign(n, corpus_.size());
+    SearchQueries queries{input.vectors, n, input.dim};
+    queries.scope.row_limit = input.row_limit;
+    queries.scope.excluded = input.excluded;
+    queries.scope.filters = input.filters;
+    if (queries.scope.row_limit.empty()) queries.scope.row_limit.assign(n, corpus_.size());
     const Searches found = search_all(queries);
     std::vector<IdeaScore> scores(n);
     for (std::size_t i = 0; i < n; ++i) {
-        scores[i].searchable = queries.row_limit[i];
+        scores[i].searchable = queries.scope.row_limit[i];
         check_neighbours(i, options_, found.top);
     }
     const NeighbourSims sims = options_.full_self_join ? densities_from_joins(input, found.top, scores)

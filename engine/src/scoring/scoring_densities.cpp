@@ -81,8 +81,8 @@ TopK search_rows(const Corpus& corpus, SearchIndex& index, const DensityQueries&
         for (std::size_t i = 0; i < m; ++i) {
             const std::size_t q = order[first + i];
             corpus.vectors().row_as_f32(dq.rows[q], vectors.data() + i * dim);
-            queries.row_limit.push_back(dq.limits[q]);
-            queries.excluded.add(dq.excluded[q]);
+            queries.scope.row_limit.push_back(dq.limits[q]);
+            queries.scope.excluded.add(dq.excluded[q]);
         }
         queries.vectors = vectors.data();
         const TopK part = index.search(queries, k);
@@ -134,11 +134,12 @@ std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, con
         // the row as stored (unit_norm), so that its similarities are the join's.
         std::vector<float> v(corpus_.manifest().dim);
         corpus_.vectors().row_as_f32(row, v.data());
-        SearchQueries query{v.data(), 1, v.size(), {}, {n_rows}, {}, {}};
+        SearchQueries query{v.data(), 1, v.size()};
         query.unit_norm = true;
+        query.scope.row_limit = {n_rows};
         std::vector<std::int64_t> left_out = excluded;
         left_out.push_back(static_cast<std::int64_t>(row));
-        query.excluded.add(left_out);
+        query.scope.excluded.add(left_out);
         const TopK top = index_.search(query, need);
         if (top.count[0] < need) throw unreachable(options_.q, top.count[0]);
         sims.assign(top.sims.begin(), top.sims.begin() + static_cast<std::ptrdiff_t>(need));

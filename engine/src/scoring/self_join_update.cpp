@@ -6,7 +6,7 @@
 
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/cpu/screening.hpp"
 #include "search/cpu/topk_heap.hpp"

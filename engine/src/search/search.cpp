@@ -13,6 +13,7 @@
 #include <string>
 
 #include "util/parallel_for.hpp"
+#include "search/scope_rules.hpp"
 #include "search/search_counters.hpp"
 
 namespace novelty {
@@ -41,17 +42,6 @@ void check_k(std::size_t k) {
         throw UsageError("k must be between 1 and " + std::to_string(SearchBackend::max_k) + ", not " + std::to_string(k));
 }
 
-/// Filters: none, one for all queries, or one per query, each over the index's rows.
-void check_filters(const VectorView& corpus, const SearchQueries& queries) {
-    if (queries.filters.size() > 1 && queries.filters.size() != queries.n_queries)
-        throw UsageError("filters has " + std::to_string(queries.filters.size()) + " entries for " +
-                         std::to_string(queries.n_queries) + " queries (give none, one, or one per query)", "filters");
-    for (const auto& filter : queries.filters)
-        if (filter && (filter->n_rows != corpus.n_rows || filter->words.size() != (corpus.n_rows + 63) / 64))
-            throw UsageError("a filter covers " + std::to_string(filter->n_rows) + " rows but the index has " +
-                             std::to_string(corpus.n_rows), "filters");
-}
-
 /// Where a query failed the checks: the lowest such query and why (npos: none failed).
 struct BadQuery {
     std::size_t index = std::numeric_limits<std::size_t>::max();
@@ -65,20 +55,11 @@ constexpr std::size_t queries_per_block = 256;
 // result does not depend on how the queries are split between threads; blocks of 256
 // queries run on all cores and write straight into `storage` (no separate copy pass).
 SearchQueries normalised(const VectorView& corpus, const SearchQueries& queries, std::unique_ptr<float[]>& storage) {
-    if (!queries.row_begin.empty() && queries.row_begin.size() != queries.n_queries)
-        throw UsageError("row_begin has " + std::to_string(queries.row_begin.size()) + " entries for " +
-                         std::to_string(queries.n_queries) + " queries");
     if (queries.n_queries > 0 && queries.dim != corpus.dim)
         throw UsageError("dimension mismatch: the queries have dimension " + std::to_string(queries.dim) +
                          " but the corpus has " + std::to_string(corpus.dim));
     if (queries.n_queries > 0 && !queries.vectors) throw UsageError("the queries have no vector data");
-    if (!queries.row_limit.empty() && queries.row_limit.size() != queries.n_queries)
-        throw UsageError("row_limit has " + std::to_string(queries.row_limit.size()) + " entries for " +
-                         std::to_string(queries.n_queries) + " queries");
-    if (queries.excluded.n_items() != 0 && queries.excluded.n_items() != queries.n_queries)
-        throw UsageError("excluded has " + std::to_string(queries.excluded.n_items()) + " lists for " +
-                         std::to_string(queries.n_queries) + " queries");
-    check_filters(corpus, queries);
+    check_scope(queries.scope, queries.n_queries, corpus.n_rows);
     if (queries.unit_norm) return queries;  // normalised once already: used as given
     const std::size_t dim = queries.dim, n = queries.n_queries;
     storage.reset(new float[n * dim]);

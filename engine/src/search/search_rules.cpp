@@ -8,45 +8,8 @@
 
 namespace novelty {
 
-std::size_t searchable_rows(const std::vector<std::size_t>& row_limit, std::size_t query, std::size_t n_rows) {
-    return row_limit.empty() ? n_rows : std::min(row_limit[query], n_rows);
-}
-
-std::size_t first_searchable_row(const std::vector<std::size_t>& row_begin, std::size_t query) {
-    return row_begin.empty() ? 0 : row_begin[query];
-}
-
 std::size_t columns_below_limit(std::size_t limit, std::size_t first_col, std::size_t n_cols) {
     return limit <= first_col ? 0 : std::min(limit - first_col, n_cols);
-}
-
-std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries) {
-    std::vector<std::vector<std::int64_t>> lists;
-    if (queries.excluded.n_items() == 0) return lists;
-    lists.resize(queries.n_queries);
-    for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        lists[i].assign(queries.excluded.begin(i), queries.excluded.begin(i) + queries.excluded.size(i));
-        std::sort(lists[i].begin(), lists[i].end());
-    }
-    return lists;
-}
-
-std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t begin,
-                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted,
-                                         const RowFilter* filter) {
-    std::vector<std::int64_t> rows(candidates.begin(item), candidates.begin(item) + candidates.size(item));
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    rows.erase(std::remove_if(rows.begin(), rows.end(),
-                              [&](std::int64_t row) {
-                                  if (row < 0 || static_cast<std::size_t>(row) < begin || static_cast<std::size_t>(row) >= limit)
-                                      return true;
-                                  if (filter != nullptr && !filter->allows(row)) return true;
-                                  return excluded_sorted != nullptr &&
-                                         std::binary_search(excluded_sorted->begin(), excluded_sorted->end(), row);
-                              }),
-               rows.end());
-    return rows;
 }
 
 TopK empty_top_k(std::size_t n_queries, std::size_t k) {

@@ -1,7 +1,7 @@
-// The rules every search backend applies, written once: which rows a query may see (row-prefix
-// limits and exclusions), how candidate lists are cleaned, how partial results merge into a
-// final top-k (similarity descending, ties by lower row), how a self-join row's density is
-// reduced, and how a device search splits its work into tiles. The CPU backend and the CUDA
+// The rules every search backend applies, written once (which rows a query may see is the
+// scope's, search/scope_rules.hpp): how partial results merge into a final top-k (similarity
+// descending, ties by lower row), how a self-join row's density is reduced, and how a device
+// search splits its work into tiles. The CPU backend and the CUDA
 // backend's host side both call these; tests/engine/search/search_rules_test.cpp checks them on the CPU.
 #pragma once
 
@@ -13,26 +13,9 @@
 
 namespace novelty {
 
-/// Rows query `query` may search: row_limit[query] capped at n_rows; n_rows when row_limit is
-/// empty (no cutoffs).
-std::size_t searchable_rows(const std::vector<std::size_t>& row_limit, std::size_t query, std::size_t n_rows);
-
-/// The first row query `query` may search: row_begin[query], or 0 when row_begin is empty.
-std::size_t first_searchable_row(const std::vector<std::size_t>& row_begin, std::size_t query);
-
 /// How many of the n_cols columns of a tile starting at corpus row first_col lie below the
 /// row limit `limit` (0 when the tile starts at or past it).
 std::size_t columns_below_limit(std::size_t limit, std::size_t first_col, std::size_t n_cols);
-
-/// Per query, its excluded rows sorted ascending (duplicates kept); empty when no query has
-/// exclusions.
-std::vector<std::vector<std::int64_t>> sorted_exclusions(const SearchQueries& queries);
-
-/// Item `item`'s candidate rows, ascending, each once, only those in [begin, limit), allowed
-/// by `filter` (null: all), and without the rows in `excluded_sorted` (may be null).
-std::vector<std::int64_t> candidate_rows(const RowLists& candidates, std::size_t item, std::size_t begin,
-                                         std::size_t limit, const std::vector<std::int64_t>* excluded_sorted,
-                                         const RowFilter* filter = nullptr);
 
 /// An n_queries x k result with nothing found yet: rows -1, similarities -inf, counts 0.
 TopK empty_top_k(std::size_t n_queries, std::size_t k);

@@ -20,10 +20,12 @@ bool ShardMap::holds(std::int64_t global) const {
            static_cast<std::size_t>(global) % n_ranks == rank;
 }
 
-std::vector<std::shared_ptr<const RowFilter>> local_filters(const SearchQueries& queries, const ShardMap& map) {
+namespace {
+
+std::vector<std::shared_ptr<const RowFilter>> local_filters(const SearchScope& scope, const ShardMap& map) {
     std::vector<std::shared_ptr<const RowFilter>> local;
     std::vector<std::pair<const RowFilter*, std::shared_ptr<const RowFilter>>> done;  // global -> local
-    for (const auto& filter : queries.filters) {
+    for (const auto& filter : scope.filters) {
         if (!filter) {
             local.push_back(nullptr);
             continue;
@@ -40,27 +42,44 @@ std::vector<std::shared_ptr<const RowFilter>> local_filters(const SearchQueries&
     return local;
 }
 
+// Query i's excluded rows and, with self-exclusion, its own row, as the shard's local rows.
+RowLists local_exclusions(const SearchScope& scope, std::size_t n_queries, const ShardMap& map) {
+    RowLists local;
+    if (scope.excluded.n_items() == 0 && scope.first_self_row < 0) return local;
+    std::vector<std::int64_t> rows;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        rows.clear();
+        for (std::size_t e = 0; e < scope.excluded.size(i); ++e) {
+            const std::int64_t row = scope.excluded.begin(i)[e];
+            if (map.holds(row)) rows.push_back(static_cast<std::int64_t>(map.local_of(row)));
+        }
+        const std::int64_t self = scope.first_self_row < 0 ? -1 : scope.first_self_row + static_cast<std::int64_t>(i);
+        if (map.holds(self)) rows.push_back(static_cast<std::int64_t>(map.local_of(self)));
+        local.add(rows);
+    }
+    return local;
+}
+
+}  // namespace
+
+SearchScope local_scope(const SearchScope& scope, std::size_t n_queries, const ShardMap& map) {
+    SearchScope local;
+    local.row_begin.reserve(scope.row_begin.size());
+    for (std::size_t begin : scope.row_begin) local.row_begin.push_back(map.local_below(begin));
+    local.row_limit.reserve(scope.row_limit.size());
+    for (std::size_t limit : scope.row_limit) local.row_limit.push_back(map.local_below(limit));
+    local.filters = local_filters(scope, map);
+    local.excluded = local_exclusions(scope, n_queries, map);
+    return local;
+}
+
 SearchQueries local_queries(const SearchQueries& queries, const ShardMap& map) {
     SearchQueries local;
     local.vectors = queries.vectors;
     local.n_queries = queries.n_queries;
     local.dim = queries.dim;
     local.unit_norm = true;
-    local.row_begin.reserve(queries.row_begin.size());
-    for (std::size_t begin : queries.row_begin) local.row_begin.push_back(map.local_below(begin));
-    local.row_limit.reserve(queries.row_limit.size());
-    for (std::size_t limit : queries.row_limit) local.row_limit.push_back(map.local_below(limit));
-    local.filters = local_filters(queries, map);
-    if (queries.excluded.n_items() == 0) return local;
-    std::vector<std::int64_t> rows;
-    for (std::size_t i = 0; i < queries.excluded.n_items(); ++i) {
-        rows.clear();
-        for (std::size_t e = 0; e < queries.excluded.size(i); ++e) {
-            const std::int64_t row = queries.excluded.begin(i)[e];
-            if (map.holds(row)) rows.push_back(static_cast<std::int64_t>(map.local_of(row)));
-        }
-        local.excluded.add(rows);
-    }
+    local.scope = local_scope(queries.scope, queries.n_queries, map);
     return local;
 }
 

@@ -27,13 +27,15 @@ struct ShardMap {
     std::int64_t global_of(std::size_t local) const { return static_cast<std::int64_t>(local * n_ranks + rank); }
 };
 
-/// The queries' row filters over this shard's rows (each distinct filter converted once; null
-/// stays null); empty when the queries have none.
-std::vector<std::shared_ptr<const RowFilter>> local_filters(const SearchQueries& queries, const ShardMap& map);
+/// A scope of n_queries queries (global rows) as this shard applies it, the one place a scope
+/// meets the shard map: row ranges in local rows, each distinct filter converted once to the
+/// shard's rows (null stays null), only the excluded rows the shard holds, in local rows, and
+/// self-exclusion (query i is global row first_self_row + i) as an exclusion of that row where
+/// the shard holds it (a strided shard's rows are not consecutive).
+SearchScope local_scope(const SearchScope& scope, std::size_t n_queries, const ShardMap& map);
 
-/// `queries` as this shard sees them: the same vectors (not copied) with unit_norm set, row
-/// ranges in local rows, their filters over local rows, and only the excluded rows the shard
-/// holds, in local rows.
+/// `queries` as this shard sees them: the same vectors (not copied) with unit_norm set, and
+/// their scope as local_scope maps it.
 SearchQueries local_queries(const SearchQueries& queries, const ShardMap& map);
 
 /// Per item, the candidate rows the shard holds, in local rows.

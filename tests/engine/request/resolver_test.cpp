@@ -106,15 +106,15 @@ TEST_F(ResolverFixture, ScopesAndFiltersBecomeSearchQueriesAndScoreInput) {
     const ResolvedBatch r = RequestResolver(corpus, options).resolve(request(list));
     const SearchQueries q = r.queries();
     EXPECT_EQ(q.n_queries, 2u);
-    EXPECT_EQ(q.row_limit, (std::vector<std::size_t>{10, 20}));
-    EXPECT_EQ(q.excluded.size(0), 1u);
-    EXPECT_EQ(q.excluded.size(1), 2u);
-    ASSERT_EQ(q.filters.size(), 2u);
-    ASSERT_TRUE(q.filters[0] && q.filters[1]);
+    EXPECT_EQ(q.scope.row_limit, (std::vector<std::size_t>{10, 20}));
+    EXPECT_EQ(q.scope.excluded.size(0), 1u);
+    EXPECT_EQ(q.scope.excluded.size(1), 2u);
+    ASSERT_EQ(q.scope.filters.size(), 2u);
+    ASSERT_TRUE(q.scope.filters[0] && q.scope.filters[1]);
     for (std::size_t row = 0; row < corpus.size(); ++row) {
         const Paper p = corpus.paper(row);
-        EXPECT_EQ(q.filters[0]->allows(static_cast<std::int64_t>(row)), p.field == "a") << row;
-        EXPECT_EQ(q.filters[1]->allows(static_cast<std::int64_t>(row)), p.field == "a" && p.citations.value_or(0) >= 3) << row;
+        EXPECT_EQ(q.scope.filters[0]->allows(static_cast<std::int64_t>(row)), p.field == "a") << row;
+        EXPECT_EQ(q.scope.filters[1]->allows(static_cast<std::int64_t>(row)), p.field == "a" && p.citations.value_or(0) >= 3) << row;
     }
     std::vector<float> rows;
     const ScoreInput second = r.score_input({1}, rows);
@@ -122,7 +122,7 @@ TEST_F(ResolverFixture, ScopesAndFiltersBecomeSearchQueriesAndScoreInput) {
     EXPECT_EQ(second.row_limit, (std::vector<std::size_t>{20}));
     EXPECT_EQ(rows, (std::vector<float>{0, 1, 1, 0}));
     ASSERT_EQ(second.filters.size(), 1u);
-    EXPECT_EQ(second.filters[0], q.filters[1]);
+    EXPECT_EQ(second.filters[0], q.scope.filters[1]);
 }
 
 TEST_F(ResolverFixture, ReachProblemsNameTheRecordAsItsOriginDoes) {
@@ -152,7 +152,7 @@ TEST_F(ResolverFixture, TextsForBm25AreTheRecordsElseItsCorpusPapers) {
     EXPECT_EQ(r.texts, (std::vector<std::string>{"Title", embedding_text(p3.title, p3.abstract)}));
     EXPECT_TRUE(r.vectors.empty());
     EXPECT_EQ(r.queries().n_queries, 0u);
-    EXPECT_EQ(r.queries().row_limit.size(), 2u);
+    EXPECT_EQ(r.queries().scope.row_limit.size(), 2u);
 }
 
 TEST_F(ResolverFixture, RequestRecordsAreReadAsFileRecordsAreWithTheirPlaceNamed) {

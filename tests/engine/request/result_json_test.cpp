@@ -188,19 +188,19 @@ TEST(SearchOutput, DirectLinesAreTheNlohmannBytes) {
     TempDir tmp;
     const Corpus corpus = Corpus::open(make_corpus(tmp, 200));
     const auto queries = test::random_unit_rows(37, 8, 11);
-    SearchQueries q{queries.data(), 37, 8, {}, {}, {}};
-    for (std::size_t i = 0; i < 37; ++i) q.row_limit.push_back(i % 5 == 0 ? 3 : 200);  // some with few rows
+    SearchQueries q{queries.data(), 37, 8};
+    for (std::size_t i = 0; i < 37; ++i) q.scope.row_limit.push_back(i % 5 == 0 ? 3 : 200);  // some with few rows
     const TopK top = make_cpu_backend()->build(VectorView::of(corpus.vectors()))->search(q, 10);
     const PaperLabels labels = corpus.labels(top.rows);
     const std::string text = format_lines(37, [&](std::size_t i, std::string& line) {
-        append_search_result_json(line, labels, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.row_limit[i]);
+        append_search_result_json(line, labels, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.scope.row_limit[i]);
     });
     std::istringstream lines(text);
     std::string line;
     for (std::size_t i = 0; i < 37; ++i) {
         ASSERT_TRUE(std::getline(lines, line));
-        EXPECT_EQ(line, nlohmann_search_line(corpus, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.row_limit[i]));
-        EXPECT_EQ(line, search_result_json(corpus, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.row_limit[i]));
+        EXPECT_EQ(line, nlohmann_search_line(corpus, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.scope.row_limit[i]));
+        EXPECT_EQ(line, search_result_json(corpus, "q" + std::to_string(i), top, i, i % 2 ? "2001" : "", q.scope.row_limit[i]));
     }
     EXPECT_FALSE(std::getline(lines, line));
     EXPECT_EQ(format_lines(0, [](std::size_t, std::string&) {}), "");

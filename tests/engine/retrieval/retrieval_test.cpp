@@ -182,7 +182,7 @@ TEST(CutoffRetrieval, APostCutoffNearDuplicateIsNeverReturned) {
     q.vectors = query.data();
     q.n_queries = 1;
     q.dim = dim;
-    q.row_limit = {limit};
+    q.scope.row_limit = {limit};
     const Ranking dense = dense_rankings(*backend->build(VectorView::of(vectors, dim)), q, 10)[0];
     EXPECT_EQ(dense.size(), 4u);
     EXPECT_EQ(dense.rows[0], answer);
@@ -202,7 +202,7 @@ TEST(CutoffRetrieval, APostCutoffNearDuplicateIsNeverReturned) {
 
     // Control: without the cutoff, every method puts the near-duplicate first, so the checks
     // above could fail.
-    q.row_limit = {corpus.size()};
+    q.scope.row_limit = {corpus.size()};
     EXPECT_EQ(dense_rankings(*backend->build(VectorView::of(vectors, dim)), q, 10)[0].rows[0], dup);
     EXPECT_EQ(index.rank(answer_text, corpus.size(), {}, 10).rows[0], dup);
 }

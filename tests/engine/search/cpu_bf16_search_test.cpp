@@ -10,7 +10,7 @@
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"
 #include "search/cpu/screening.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search_reference.hpp"
 #include "util/bf16_gemm.hpp"
 
@@ -130,16 +130,16 @@ TEST(CpuBf16Search, Float16CorporaRangesExclusionsAndFiltersEqualTheFloat32Index
     const VectorView corpus{halves.data(), DType::f16, n, dim};
     std::vector<float> query_values(values.begin(), values.begin() + 6 * dim);
     SearchQueries queries = make_queries(query_values, dim);
-    queries.row_begin = {0, 17, 100, 1999, 0, 5};
-    queries.row_limit = {2000, 1500, 101, 2000, 1, 1993};
+    queries.scope.row_begin = {0, 17, 100, 1999, 0, 5};
+    queries.scope.row_limit = {2000, 1500, 101, 2000, 1, 1993};
     std::vector<std::vector<std::int64_t>> excluded(6);
     for (std::int64_t row = 0; row < 600; row += 3) excluded[0].push_back(row);
     excluded[5] = {5, 6, 7, 8};
-    for (const auto& rows : excluded) queries.excluded.add(rows);
+    for (const auto& rows : excluded) queries.scope.excluded.add(rows);
     expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges and exclusions");
     auto filter = std::make_shared<RowFilter>(RowFilter::none(n));
     for (std::size_t row = 0; row < n; row += 2) filter->allow(row);
-    queries.filters = {filter};
+    queries.scope.filters = {filter};
     expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges, exclusions and a filter");
 }
 

@@ -115,7 +115,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     for (float& x : values) x = (rng() & 1) ? 0.5f : -0.5f;
     const VectorView corpus = VectorView::of(values, dim);
     std::vector<float> query_values(values.begin(), values.begin() + 8 * dim);
-    SearchQueries queries{query_values.data(), 8, dim, {}, {}};
+    SearchQueries queries{query_values.data(), 8, dim};
     auto backend = make_cpu_backend();
     for (const SearchTuning tuning : {SearchTuning{}, SearchTuning{3, 7, 2}}) {
         backend->tuning = tuning;
@@ -130,7 +130,7 @@ TEST(CpuSearch, ExactTiesGoToTheLowerRow) {
     std::vector<float> line(300);
     for (std::size_t i = 0; i < line.size(); ++i) line[i] = (i % 3 == 0) ? -1.0f : 1.0f;
     const float up = 1.0f;
-    const TopK top = backend->build(VectorView::of(line, 1))->search(SearchQueries{&up, 1, 1, {}, {}}, 10);
+    const TopK top = backend->build(VectorView::of(line, 1))->search(SearchQueries{&up, 1, 1}, 10);
     EXPECT_EQ(top.row(0, 0), 1);
     EXPECT_EQ(top.row(0, 1), 2);
     EXPECT_EQ(top.row(0, 2), 4);
@@ -146,7 +146,7 @@ TEST(CpuSearch, HalfPrecisionCorpus) {
     const auto query_values = random_unit_rows(n_queries, dim, 4);
     auto backend = make_cpu_backend();
     backend->tuning = SearchTuning{4, 100, 2};
-    const TopK top = backend->build(corpus)->search(SearchQueries{query_values.data(), n_queries, dim, {}, {}}, k);
+    const TopK top = backend->build(corpus)->search(SearchQueries{query_values.data(), n_queries, dim}, k);
     for (std::size_t i = 0; i < n_queries; ++i)
         expect_matches(top, i, reference_topk(corpus, query_values.data() + i * dim, n, {}, k), corpus,
                        query_values.data() + i * dim, false, "f16");
@@ -218,7 +218,7 @@ TEST(CpuSearch, QueriesAreNormalisedForTheCaller) {
     const auto values = random_unit_rows(n, dim, 51);
     std::vector<float> query(values.begin() + 3 * dim, values.begin() + 4 * dim);
     for (float& x : query) x *= 7.5f;
-    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{query.data(), 1, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{query.data(), 1, dim}, 1);
     EXPECT_EQ(top.row(0, 0), 3);
     EXPECT_NEAR(top.sim(0, 0), 1.0, 1e-6);
 }
@@ -231,7 +231,7 @@ TEST(CpuSearch, NamesTheLowestBadQueryWhateverTheThreadOrder) {
     auto queries = random_unit_rows(n, dim, 63);
     auto message_for = [&](const std::vector<float>& values) {
         try {
-            make_cpu_backend()->build(VectorView::of(corpus_values, dim))->search(SearchQueries{values.data(), n, dim, {}, {}}, 1);
+            make_cpu_backend()->build(VectorView::of(corpus_values, dim))->search(SearchQueries{values.data(), n, dim}, 1);
         } catch (const UsageError& e) {
             return std::string(e.what());
         }
@@ -255,7 +255,7 @@ TEST(CpuSearch, ScaledQueriesOfManyBlocksFindTheirOwnRows) {
     std::vector<float> scaled = values;
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t c = 0; c < dim; ++c) scaled[i * dim + c] *= 0.25f + float(i % 37);
-    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{scaled.data(), n, dim, {}, {}}, 1);
+    const TopK top = make_cpu_backend()->build(VectorView::of(values, dim))->search(SearchQueries{scaled.data(), n, dim}, 1);
     for (std::size_t i = 0; i < n; ++i) {
         ASSERT_EQ(top.row(i, 0), static_cast<std::int64_t>(i)) << i;
         ASSERT_NEAR(top.sim(i, 0), 1.0, 1e-5) << i;
@@ -267,7 +267,7 @@ TEST(CpuSearch, RejectsBadArguments) {
     const auto values = random_unit_rows(10, dim, 61);
     const VectorView corpus = VectorView::of(values, dim);
     std::vector<float> query(values.begin(), values.begin() + dim);
-    const SearchQueries one{query.data(), 1, dim, {}, {}};
+    const SearchQueries one{query.data(), 1, dim};
     auto backend = make_cpu_backend();
     auto message = [&](auto&& call) {
         try {
@@ -282,17 +282,17 @@ TEST(CpuSearch, RejectsBadArguments) {
     EXPECT_NE(message([&] { backend->build(VectorView{values.data(), DType::f32, 0, dim})->search(one, 1); }).find("empty"),
               std::string::npos);
     std::vector<float> nan_query{1.0f, NAN, 0.0f, 0.0f};
-    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{nan_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{nan_query.data(), 1, dim}, 1); })
                   .find("query 0 contains NaN or Inf"),
               std::string::npos);
     std::vector<float> zero_query(dim, 0.0f);
-    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{zero_query.data(), 1, dim, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{zero_query.data(), 1, dim}, 1); })
                   .find("query 0 is a zero vector"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, 3, {}, {}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, 3}, 1); })
                   .find("dimension mismatch: the queries have dimension 3 but the corpus has 4"),
               std::string::npos);
-    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, dim, {}, {1, 2}}, 1); })
+    EXPECT_NE(message([&] { backend->build(corpus)->search(SearchQueries{query.data(), 1, dim, SearchScope{{}, {1, 2}, {}, {}, -1}}, 1); })
                   .find("row_limit has 2 entries for 1 queries"),
               std::string::npos);
     EXPECT_NE(message([&] { backend->build(corpus)->self_join(10, 5, 4); }).find("k_stored must be at least q"),

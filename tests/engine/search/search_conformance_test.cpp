@@ -82,8 +82,8 @@ protected:
 using test::make_queries;
 
 std::vector<std::int64_t> excluded_of(const SearchQueries& q, std::size_t i) {
-    if (q.excluded.n_items() == 0) return {};
-    return std::vector<std::int64_t>(q.excluded.begin(i), q.excluded.begin(i) + q.excluded.size(i));
+    if (q.scope.excluded.n_items() == 0) return {};
+    return std::vector<std::int64_t>(q.scope.excluded.begin(i), q.scope.excluded.begin(i) + q.scope.excluded.size(i));
 }
 
 /// Double-precision similarity of query i to corpus row `row`.
@@ -103,12 +103,13 @@ void expect_conforms(const TopK& got, const VectorView& corpus, const SearchQuer
     ASSERT_EQ(got.n_queries, q.n_queries);
     ASSERT_EQ(got.k, k);
     for (std::size_t i = 0; i < q.n_queries; ++i) {
-        const std::size_t begin = q.row_begin.empty() ? 0 : q.row_begin[i];
-        const std::size_t limit = q.row_limit.empty() ? corpus.n_rows : std::min(q.row_limit[i], corpus.n_rows);
+        const std::size_t begin = q.scope.row_begin.empty() ? 0 : q.scope.row_begin[i];
+        const std::size_t limit = q.scope.row_limit.empty() ? corpus.n_rows : std::min(q.scope.row_limit[i], corpus.n_rows);
         std::vector<std::int64_t> excluded = excluded_of(q, i);
+        if (q.scope.first_self_row >= 0) excluded.push_back(q.scope.first_self_row + static_cast<std::int64_t>(i));
         for (std::size_t row = 0; row < std::min(begin, corpus.n_rows); ++row)
             excluded.push_back(static_cast<std::int64_t>(row));
-        if (const RowFilter* filter = q.filter(i))  // rows outside the filter are as if excluded
+        if (const RowFilter* filter = q.scope.filter(i))  // rows outside the filter are as if excluded
             for (std::size_t row = 0; row < corpus.n_rows; ++row)
                 if (!filter->allows(static_cast<std::int64_t>(row))) excluded.push_back(static_cast<std::int64_t>(row));
         std::vector<std::int64_t> only;
@@ -176,16 +177,62 @@ TEST_P(SearchConformance, CutoffsExclusionsAndRowRanges) {
         // Limits from 0 (nothing searchable) through tile edges to past the corpus; begins
         // from 0 to past the limit (nothing searchable either).
         const std::size_t limits[] = {0, 1, 24, 25, 97, 1000, 1999, 2000, 5000};
-        queries.row_limit.push_back(limits[i % 9]);
-        queries.row_begin.push_back(i % 4 == 0 ? 0 : (i * 37) % 1500);
+        queries.scope.row_limit.push_back(limits[i % 9]);
+        queries.scope.row_begin.push_back(i % 4 == 0 ? 0 : (i * 37) % 1500);
         std::vector<std::int64_t> excluded;
         for (std::size_t e = 0; e < i % 5; ++e) excluded.push_back(static_cast<std::int64_t>((i * 131 + e * 17) % n));
-        queries.excluded.add(excluded);
+        queries.scope.excluded.add(excluded);
     }
     auto index = backend()->build(corpus);
     index->tuning.query_tile = 7;
     index->tuning.corpus_tile = 256;
     expect_conforms(index->search(queries, k), corpus, queries, k, tolerance());
+}
+
+TEST_P(SearchConformance, SelfRowsAreLeftOutOfTheirOwnResults) {
+    // Corpus rows 300 .. 360 as queries (first_self_row = 300), with cutoffs, exclusions and a
+    // filter beside self-exclusion, in tiles smaller than the block: each query conforms without
+    // its own row, and equals the same search with its row given as an exclusion instead.
+    const std::size_t n = 1500, dim = 16, n_queries = 60, first = 300, k = 20;
+    const auto corpus_values = test::random_unit_rows(n, dim, 41);
+    const VectorView corpus = VectorView::of(corpus_values, dim);
+    const std::vector<float> rows(corpus_values.begin() + first * dim, corpus_values.begin() + (first + n_queries) * dim);
+    SearchQueries by_scope = make_queries(rows, dim);
+    by_scope.scope.first_self_row = static_cast<std::int64_t>(first);
+    auto odd_rows_out = std::make_shared<RowFilter>(RowFilter::none(n));
+    for (std::size_t r = 0; r < n; ++r)
+        if (r % 7 != 3) odd_rows_out->allow(r);
+    by_scope.scope.filters = {odd_rows_out};
+    SearchQueries by_list = by_scope;
+    by_list.scope.first_self_row = -1;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        by_scope.scope.row_limit.push_back(i % 3 == 0 ? n : first + 20 + i * 3);  // some end before the query's row
+        std::vector<std::int64_t> excluded;
+        if (i % 4 == 1) excluded.push_back(static_cast<std::int64_t>((first + i + 1) % n));
+        by_scope.scope.excluded.add(excluded);
+        excluded.push_back(static_cast<std::int64_t>(first + i));
+        by_list.scope.excluded.add(excluded);
+    }
+    by_list.scope.row_limit = by_scope.scope.row_limit;
+    auto index = backend()->build(corpus);
+    index->tuning.query_tile = 8;
+    index->tuning.corpus_tile = 128;
+    const TopK got = index->search(by_scope, k);
+    expect_conforms(got, corpus, by_scope, k, tolerance());
+    const TopK want = index->search(by_list, k);
+    EXPECT_EQ(got.rows, want.rows);
+    EXPECT_EQ(got.sims, want.sims);
+    RowLists everything;
+    for (std::size_t i = 0; i < n_queries; ++i) {
+        std::vector<std::int64_t> all(n);
+        for (std::size_t r = 0; r < n; ++r) all[r] = static_cast<std::int64_t>(r);
+        everything.add(all);
+    }
+    const TopK candidates = index->search_candidates(by_scope, everything, k);
+    expect_conforms(candidates, corpus, by_scope, k, tolerance(), &everything);
+    for (std::size_t i = 0; i < n_queries; ++i)
+        for (std::size_t r = 0; r < candidates.count[i]; ++r)
+            EXPECT_NE(candidates.row(i, r), static_cast<std::int64_t>(first + i)) << "query " << i;
 }
 
 TEST_P(SearchConformance, KAtOneAnd2048AndMoreThanTheRows) {
@@ -222,8 +269,8 @@ TEST_P(SearchConformance, StreamedCorpusGivesTheSameResult) {
     const VectorView corpus = VectorView::of(corpus_values, dim);
     SearchQueries queries = make_queries(query_values, dim);
     for (std::size_t i = 0; i < n_queries; ++i) {
-        queries.row_limit.push_back(i % 2 ? n : 12345);
-        queries.row_begin.push_back(i % 3 ? 0 : 4000);
+        queries.scope.row_limit.push_back(i % 2 ? n : 12345);
+        queries.scope.row_begin.push_back(i % 3 ? 0 : 4000);
     }
     auto streamed = backend(std::size_t{24} << 20);
     streamed->tuning.query_tile = 16;
@@ -273,9 +320,9 @@ TEST_P(SearchConformance, CandidatesWithinRangesAndExclusions) {
         for (std::size_t c = 0; c < (i * 7) % 40; ++c) rows.push_back(static_cast<std::int64_t>((i * 977 + c * 131) % n));
         if (!rows.empty()) rows.push_back(rows.front());  // a duplicate counts once
         candidates.add(rows);
-        queries.row_limit.push_back(i % 3 ? n : 2500);
-        queries.row_begin.push_back(i % 4 ? 0 : 500);
-        queries.excluded.add(rows.size() > 2 ? std::vector<std::int64_t>{rows[1]} : std::vector<std::int64_t>{});
+        queries.scope.row_limit.push_back(i % 3 ? n : 2500);
+        queries.scope.row_begin.push_back(i % 4 ? 0 : 500);
+        queries.scope.excluded.add(rows.size() > 2 ? std::vector<std::int64_t>{rows[1]} : std::vector<std::int64_t>{});
     }
     expect_conforms(backend()->build(corpus)->search_candidates(queries, candidates, k), corpus, queries, k,
                     tolerance(), &candidates);
@@ -300,10 +347,10 @@ TEST_P(SearchConformance, RowFiltersWithRangesExclusionsAndCandidates) {
     SearchQueries queries = make_queries(query_values, dim);
     RowLists candidates;
     for (std::size_t i = 0; i < n_queries; ++i) {
-        queries.filters.push_back(kinds[i % kinds.size()]);
-        queries.row_limit.push_back(i % 4 == 3 ? 1500 : n);
-        queries.row_begin.push_back(i % 5 == 4 ? 300 : 0);
-        queries.excluded.add({static_cast<std::int64_t>((i * 211) % n), 1, 4});
+        queries.scope.filters.push_back(kinds[i % kinds.size()]);
+        queries.scope.row_limit.push_back(i % 4 == 3 ? 1500 : n);
+        queries.scope.row_begin.push_back(i % 5 == 4 ? 300 : 0);
+        queries.scope.excluded.add({static_cast<std::int64_t>((i * 211) % n), 1, 4});
         std::vector<std::int64_t> rows;
         for (std::size_t c = 0; c < 60; ++c) rows.push_back(static_cast<std::int64_t>((i * 389 + c * 53) % n));
         candidates.add(rows);
@@ -315,12 +362,12 @@ TEST_P(SearchConformance, RowFiltersWithRangesExclusionsAndCandidates) {
     expect_conforms(index->search_candidates(queries, candidates, k), corpus, queries, k, tolerance(), &candidates);
     // One filter for every query.
     SearchQueries shared = make_queries(query_values, dim);
-    shared.filters = {every_nth(n, 7, 2)};
+    shared.scope.filters = {every_nth(n, 7, 2)};
     expect_conforms(index->search(shared, k), corpus, shared, k, tolerance());
     // A filter of another size, or a count that is neither one nor one per query, is refused.
-    shared.filters = {every_nth(n + 1, 7, 2)};
+    shared.scope.filters = {every_nth(n + 1, 7, 2)};
     EXPECT_THROW(index->search(shared, k), UsageError);
-    shared.filters = {kinds[0], kinds[1]};
+    shared.scope.filters = {kinds[0], kinds[1]};
     EXPECT_THROW(index->search(shared, k), UsageError);
 }
 
@@ -384,7 +431,7 @@ TEST_P(SearchConformance, BadArgumentsAreRefused) {
     SearchQueries queries = make_queries(query_values, dim);
     EXPECT_THROW(index->search(queries, 0), UsageError);
     EXPECT_THROW(index->search(queries, SearchIndex::max_k + 1), UsageError);
-    queries.row_begin = {1};  // one entry for two queries
+    queries.scope.row_begin = {1};  // one entry for two queries
     EXPECT_THROW(index->search(queries, 3), UsageError);
     EXPECT_THROW(backend()->build(VectorView{corpus_values.data(), DType::f32, 0, dim}), UsageError);
 }

@@ -16,14 +16,6 @@ namespace {
 
 constexpr float minus_inf = -std::numeric_limits<float>::infinity();
 
-TEST(SearchRules, SearchableRowsCapsLimitsAtTheCorpus) {
-    EXPECT_EQ(searchable_rows({}, 3, 100), 100u);
-    const std::vector<std::size_t> limits = {0, 50, 1000};
-    EXPECT_EQ(searchable_rows(limits, 0, 100), 0u);
-    EXPECT_EQ(searchable_rows(limits, 1, 100), 50u);
-    EXPECT_EQ(searchable_rows(limits, 2, 100), 100u);
-}
-
 TEST(SearchRules, ColumnsBelowLimitIsThePrefixMask) {
     EXPECT_EQ(columns_below_limit(0, 0, 10), 0u);
     EXPECT_EQ(columns_below_limit(5, 0, 10), 5u);
@@ -32,38 +24,6 @@ TEST(SearchRules, ColumnsBelowLimitIsThePrefixMask) {
     EXPECT_EQ(columns_below_limit(15, 10, 10), 5u);
     EXPECT_EQ(columns_below_limit(10, 10, 10), 0u);
     EXPECT_EQ(columns_below_limit(3, 10, 10), 0u);
-}
-
-TEST(SearchRules, SortedExclusionsPerQuery) {
-    SearchQueries none;
-    none.n_queries = 2;
-    EXPECT_TRUE(sorted_exclusions(none).empty());
-    SearchQueries q;
-    q.n_queries = 2;
-    q.excluded.add({9, 3, 5});
-    q.excluded.add({});
-    const auto lists = sorted_exclusions(q);
-    ASSERT_EQ(lists.size(), 2u);
-    EXPECT_EQ(lists[0], (std::vector<std::int64_t>{3, 5, 9}));
-    EXPECT_TRUE(lists[1].empty());
-}
-
-TEST(SearchRules, CandidateRowsAreUniqueInTheRangeAndNotExcluded) {
-    RowLists lists;
-    lists.add({7, 2, 7, 9, 2, 4, 12});
-    lists.add({});
-    const std::vector<std::int64_t> excluded = {4};
-    EXPECT_EQ(candidate_rows(lists, 0, 0, 10, &excluded), (std::vector<std::int64_t>{2, 7, 9}));
-    EXPECT_EQ(candidate_rows(lists, 0, 0, 100, nullptr), (std::vector<std::int64_t>{2, 4, 7, 9, 12}));
-    EXPECT_EQ(candidate_rows(lists, 0, 0, 0, nullptr), (std::vector<std::int64_t>{}));
-    EXPECT_EQ(candidate_rows(lists, 0, 4, 12, nullptr), (std::vector<std::int64_t>{4, 7, 9}));
-    EXPECT_EQ(candidate_rows(lists, 0, 12, 12, nullptr), (std::vector<std::int64_t>{}));
-    EXPECT_TRUE(candidate_rows(lists, 1, 0, 100, nullptr).empty());
-}
-
-TEST(SearchRules, FirstSearchableRowDefaultsToZero) {
-    EXPECT_EQ(first_searchable_row({}, 3), 0u);
-    EXPECT_EQ(first_searchable_row({5, 9}, 1), 9u);
 }
 
 TEST(SearchRules, BestOfOrdersBySimilarityThenLowerRowAndPads) {

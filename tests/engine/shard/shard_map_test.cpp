@@ -60,11 +60,11 @@ novelty::SearchQueries make_queries(const std::vector<float>& vectors, std::size
     queries.unit_norm = true;
     std::mt19937 rng(5);
     for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        queries.row_begin.push_back(i % 4 == 1 ? rng() % (n_rows / 2) : 0);
-        queries.row_limit.push_back(i % 3 == 0 ? n_rows + 5 : rng() % (n_rows + 1));
+        queries.scope.row_begin.push_back(i % 4 == 1 ? rng() % (n_rows / 2) : 0);
+        queries.scope.row_limit.push_back(i % 3 == 0 ? n_rows + 5 : rng() % (n_rows + 1));
         std::vector<std::int64_t> excluded;
         for (int e = 0; e < 4; ++e) excluded.push_back(static_cast<std::int64_t>(rng() % n_rows));
-        queries.excluded.add(excluded);
+        queries.scope.excluded.add(excluded);
     }
     return queries;
 }
@@ -165,7 +165,7 @@ TEST(ShardedSearch, RowFiltersMapToEachShardAndMergeToOneIndexsAnswer) {
         kinds.push_back(filter);
     }
     kinds.push_back(nullptr);
-    for (std::size_t i = 0; i < queries.n_queries; ++i) queries.filters.push_back(kinds[i % kinds.size()]);
+    for (std::size_t i = 0; i < queries.n_queries; ++i) queries.scope.filters.push_back(kinds[i % kinds.size()]);
     auto one = novelty::make_cpu_backend()->build(novelty::VectorView::of(corpus, dim));
     for (std::size_t n_ranks : {2u, 3u, 5u}) {
         SCOPED_TRACE("ranks " + std::to_string(n_ranks));
@@ -209,8 +209,8 @@ TEST(ShardedSearch, SelfJoinFromShardsEqualsOneProcessJoin) {
         rows_as_queries.n_queries = 70;
         rows_as_queries.dim = dim;
         rows_as_queries.unit_norm = true;
-        rows_as_queries.row_limit.assign(70, 70);
-        for (std::int64_t i = 0; i < 70; ++i) rows_as_queries.excluded.add({i});
+        rows_as_queries.scope.row_limit.assign(70, 70);
+        for (std::int64_t i = 0; i < 70; ++i) rows_as_queries.scope.excluded.add({i});
         novelty::TopK merged = sharded(corpus, dim, 3, 70, k_stored, [&](novelty::SearchIndex& index, const ShardMap& map) {
             return index.search(novelty::local_queries(rows_as_queries, map), k_stored);
         });

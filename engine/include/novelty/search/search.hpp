@@ -61,31 +61,48 @@ struct RowFilter {
     std::size_t count() const;
 };
 
-/// What to search for: n_queries float32 query vectors (normalised by the index) and, per
-/// query, the searchable row range and the rows to leave out.
-struct SearchQueries {
-    /// n_queries x dim, row-major float32. A query with NaN/Inf or a zero norm is refused.
-    const float* vectors = nullptr;
-    std::size_t n_queries = 0;
-    std::size_t dim = 0;
-    /// Per query: only corpus rows [row_begin[i], row_limit[i]) are searchable. An empty
-    /// row_begin means 0 for every query; an empty row_limit means the whole corpus (a date
-    /// cutoff is a limit; a split date's contemporary window is a begin). Limits above the
-    /// corpus size mean the whole corpus; a begin at or past its limit leaves nothing.
+/// Which corpus rows each query may find: one object that every backend receives whole and
+/// applies in one place (the CPU tile loop and candidate scoring, the CUDA mask upload, the MPI
+/// shard mapping), as faiss passes one SearchParameters with its IDSelector. For n queries:
+/// - rows [row_begin[i], row_limit[i]) only: an empty row_begin means 0 for every query, an empty
+///   row_limit the whole corpus (a date cutoff is a limit; a split date's contemporary window is
+///   a begin); limits above the corpus size mean the whole corpus; a begin at or past its limit
+///   leaves nothing;
+/// - never the rows of excluded (e.g. the query's own paper; empty = none, else one list per
+///   query, in any order, duplicates allowed);
+/// - only rows a metadata filter allows: no filters, one for every query, or one per query
+///   (null = none for that query), each over the index's rows;
+/// - never itself, when the queries are corpus rows: with first_self_row >= 0, query i is corpus
+///   row first_self_row + i and is left out of its own results (a self-join); -1 = the queries
+///   are not corpus rows.
+/// Row ranges, exclusions and self-exclusion apply within the filter.
+struct SearchScope {
     std::vector<std::size_t> row_begin;
     std::vector<std::size_t> row_limit;
-    /// Per query: rows never returned (e.g. the query's own paper). Empty = none.
     RowLists excluded;
-    /// Metadata filters: empty = none; one = the same filter for every query; else one per
-    /// query (null = none for that query). Each filter covers the index's rows. Row ranges and
-    /// exclusions apply within the filter.
     std::vector<std::shared_ptr<const RowFilter>> filters;
+    std::int64_t first_self_row = -1;
 
     /// Query i's filter, or null.
     const RowFilter* filter(std::size_t i) const {
         if (filters.empty()) return nullptr;
         return filters.size() == 1 ? filters[0].get() : filters[i].get();
     }
+    /// true when nothing limits any query (every row of the index may be found).
+    bool unrestricted() const {
+        return row_begin.empty() && row_limit.empty() && excluded.rows.empty() && filters.empty() && first_self_row < 0;
+    }
+};
+
+/// What to search for: n_queries float32 query vectors (normalised by the index) and the rows
+/// each may find.
+struct SearchQueries {
+    /// n_queries x dim, row-major float32. A query with NaN/Inf or a zero norm is refused.
+    const float* vectors = nullptr;
+    std::size_t n_queries = 0;
+    std::size_t dim = 0;
+    /// The rows each query may find (row ranges, exclusions, filters, self-exclusion).
+    SearchScope scope;
     /// true: the vectors are already finite and unit-norm (queries an index has normalised, or
     /// corpus rows) and are used exactly as given; false (the default): the index checks and
     /// normalises them. A sharded index passes queries it has normalised once to every shard
@@ -165,8 +182,8 @@ public:
     std::size_t n_rows() const { return corpus_.n_rows; }
     std::size_t dim() const { return corpus_.dim; }
 
-    /// Top-k by cosine similarity for each query, within its row range and without its
-    /// excluded rows. k must be 1..max_k; when a query has fewer than k searchable rows, all
+    /// Top-k by cosine similarity for each query among the rows its scope allows
+    /// (queries.scope). k must be 1..max_k; when a query has fewer than k searchable rows, all
     /// of them are returned (count[i] < k). Neighbours by similarity descending, ties by lower
     /// row.
     TopK search(const SearchQueries& queries, std::size_t k);
@@ -176,7 +193,7 @@ public:
     SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const ProgressFn& progress = {});
 
     /// Top-k of each query among its own candidate rows (candidates.n_items() == n_queries);
-    /// duplicates in a list count once. Row ranges and exclusions apply as in search().
+    /// duplicates in a list count once. The scope applies as in search().
     TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k);
 
     static constexpr std::size_t max_k = max_search_k;

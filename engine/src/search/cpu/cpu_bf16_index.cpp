@@ -8,7 +8,7 @@
 
 #include "search/cpu/screening.hpp"
 #include "search/cpu/cpu_self_join.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search/cpu/tiled_topk.hpp"
 #include "search/search_rules.hpp"
 #include "util/bf16_gemm.hpp"

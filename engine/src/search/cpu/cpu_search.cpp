@@ -5,7 +5,7 @@
 // The bf16 index (cpu_bf16_index.cpp) runs the same loop on bf16 products.
 #include "search/cpu/cpu_bf16_index.hpp"
 #include "search/cpu/cpu_self_join.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search/cpu/screening.hpp"
 #include "search/cpu/tiled_topk.hpp"
 #include "search/cpu/topk_heap.hpp"

@@ -1,6 +1,6 @@
 #include "search/cpu/cpu_self_join.hpp"
 
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search/cpu/screening.hpp"
 
 #include "util/parallel_for.hpp"

@@ -1,6 +1,6 @@
 #include "search/cpu/screening.hpp"
 
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "util/bf16_gemm.hpp"
 #include "util/parallel_for.hpp"
 

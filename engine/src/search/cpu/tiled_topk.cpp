@@ -1,6 +1,6 @@
 #include "search/cpu/tiled_topk.hpp"
 
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 
 namespace novelty {
 
@@ -10,10 +10,7 @@ TopKProblem search_problem(const VectorView& corpus, const SearchQueries& querie
     problem.corpus = corpus;
     problem.queries = VectorView{queries.vectors, DType::f32, queries.n_queries, queries.dim};
     problem.k = k;
-    problem.row_begin = queries.row_begin;
-    problem.row_limit = queries.row_limit;
-    problem.excluded = sorted_exclusions(queries);
-    if (!queries.filters.empty()) problem.filtered = &queries;
+    problem.scope = ScopeRules(queries.scope, queries.n_queries, corpus.n_rows);
     problem.tuning = tuning;
     return problem;
 }
@@ -25,7 +22,9 @@ TopKProblem self_join_problem(const VectorView& corpus, std::size_t n_rows, std:
     problem.corpus.n_rows = n_rows;
     problem.queries = problem.corpus;
     problem.k = k_stored;
-    problem.exclude_self = true;
+    SearchScope rows_themselves;
+    rows_themselves.first_self_row = 0;
+    problem.scope = ScopeRules(rows_themselves, n_rows, n_rows);
     problem.tuning = tuning;
     return problem;
 }
@@ -38,8 +37,8 @@ QueryBlock::QueryBlock(const TopKProblem& problem, std::size_t q0, std::size_t n
     limit.resize(n_block);
     block_begin = problem.corpus.n_rows;
     for (std::size_t i = 0; i < n_block; ++i) {
-        limit[i] = searchable_rows(problem.row_limit, q0 + i, problem.corpus.n_rows);
-        begin[i] = std::min(first_searchable_row(problem.row_begin, q0 + i), limit[i]);
+        limit[i] = problem.scope.limit(q0 + i);
+        begin[i] = problem.scope.begin(q0 + i);
         if (begin[i] < limit[i]) {
             block_begin = std::min(block_begin, begin[i]);
             block_limit = std::max(block_limit, limit[i]);

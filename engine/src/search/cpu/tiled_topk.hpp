@@ -1,14 +1,15 @@
 // The tile loop both CPU indexes share (float32 rows through sgemm, bf16 rows through the bf16
 // kernel): queries in blocks, each block against one corpus tile of similarities at a time, every
-// query's row of the tile offered to its collector behind a vectorised threshold filter that
-// applies the query's row range, exclusions, row filter and self-exclusion. Internal to the
-// CPU backend.
+// query's row of the tile offered to its collector behind a vectorised threshold filter, and the
+// query's scope (ScopeRules: row range, exclusions, row filter, self-exclusion) applied to what
+// passes. Internal to the CPU backend.
 #pragma once
 
 #include "novelty/search/search.hpp"
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 #include "search/cpu/scan_at_least.hpp"
 #include "search/cpu/screening.hpp"
+#include "search/scope_rules.hpp"
 #include "search/search_rules.hpp"
 #include "util/parallel_for.hpp"
 
@@ -23,17 +24,13 @@ inline constexpr std::size_t default_query_tile = 512;
 inline constexpr std::size_t default_corpus_tile = 2048;
 inline constexpr std::size_t tile_scan_chunk = 256;
 
-/// One top-k problem: queries (a VectorView, f32 or f16) against corpus rows, each query with a
-/// row range, an optional sorted exclusion list, and optionally its own row left out.
+/// One top-k problem: queries (a VectorView, f32 or f16) against corpus rows, each query with
+/// the rows its scope allows.
 struct TopKProblem {
     VectorView corpus;
     VectorView queries;
     std::size_t k = 0;
-    std::vector<std::size_t> row_begin;        // per query; empty = 0
-    std::vector<std::size_t> row_limit;        // per query; empty = corpus.n_rows
-    std::vector<std::vector<std::int64_t>> excluded;  // per query, sorted; empty = none
-    const SearchQueries* filtered = nullptr;   // the queries' metadata filters; null = none
-    bool exclude_self = false;                 // query i is corpus row i
+    ScopeRules scope;
     SearchTuning tuning;
 
     std::size_t query_tile() const { return tuning.query_tile ? tuning.query_tile : default_query_tile; }
@@ -43,7 +40,8 @@ struct TopKProblem {
 /// The problem of a search call on `corpus` (queries already normalised, float32).
 TopKProblem search_problem(const VectorView& corpus, const SearchQueries& queries, std::size_t k,
                            const SearchTuning& tuning);
-/// The problem of a self-join of rows [0, n_rows) of `corpus`: each row against the others.
+/// The problem of a self-join of rows [0, n_rows) of `corpus`: each row against the others (a
+/// scope whose queries are rows 0, 1, ...).
 TopKProblem self_join_problem(const VectorView& corpus, std::size_t n_rows, std::size_t k_stored,
                               const SearchTuning& tuning);
 
@@ -72,20 +70,14 @@ void offer_tile_row(const TopKProblem& problem, const QueryBlock& block, std::si
                     const float* row_sims, std::size_t c0, std::size_t n_tile, std::uint32_t* above) {
     const std::size_t lo = block.begin[i] > c0 ? block.begin[i] - c0 : 0;
     const std::size_t hi = columns_below_limit(block.limit[i], c0, n_tile);
-    const auto* excluded = problem.excluded.empty() ? nullptr : &problem.excluded[block.first + i];
-    const std::int64_t self = problem.exclude_self ? static_cast<std::int64_t>(block.first + i) : -1;
-    const RowFilter* filter = problem.filtered ? problem.filtered->filter(block.first + i) : nullptr;
+    const std::size_t query = block.first + i;
     for (std::size_t j0 = lo; j0 < hi; j0 += tile_scan_chunk) {
         const std::size_t n_scan = std::min(tile_scan_chunk, hi - j0);
         const std::size_t n_above = scan_at_least(row_sims + j0, n_scan, collector.threshold(), above);
         for (std::size_t a = 0; a < n_above; ++a) {
             const std::size_t j = j0 + above[a];
             const auto row = static_cast<std::int64_t>(c0 + j);
-            if (row == self) continue;
-            if (filter && !filter->allows(row)) continue;
-            if (excluded && !excluded->empty() && std::binary_search(excluded->begin(), excluded->end(), row))
-                continue;
-            collector.push(row_sims[j], row);
+            if (problem.scope.keeps(query, row)) collector.push(row_sims[j], row);
         }
     }
 }

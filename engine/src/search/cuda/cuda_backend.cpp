@@ -19,6 +19,8 @@
 #include "candidate_dots.cuh"
 #include "search/cuda/device_context.hpp"
 #include "search/cuda/tiled_search.hpp"
+#include "search/exact_rescore.hpp"
+#include "search/scope_rules.hpp"
 #include "search/search_rules.hpp"
 
 namespace novelty {
@@ -36,14 +38,15 @@ public:
 
 protected:
     TopK search_impl(const SearchQueries& queries, std::size_t k) override {
-        const auto excluded = sorted_exclusions(queries);
-        return run(queries.vectors, queries.n_queries, corpus().n_rows, k, queries.row_begin, queries.row_limit,
-                   excluded, {}, queries.filters.empty() ? nullptr : &queries);
+        return run(queries.vectors, queries.n_queries, corpus().n_rows, k,
+                   ScopeRules(queries.scope, queries.n_queries, corpus().n_rows), {});
     }
 
     SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
                             const ProgressFn& progress) override {
-        TopK top = run(nullptr, n_rows, n_rows, k_stored, {}, {}, {}, progress);
+        SearchScope rows_themselves;  // query i is row i, left out of its own results
+        rows_themselves.first_self_row = 0;
+        TopK top = run(nullptr, n_rows, n_rows, k_stored, ScopeRules(rows_themselves, n_rows, n_rows), progress);
         return self_join_from(std::move(top), n_rows, q);
     }
 
@@ -53,25 +56,21 @@ private:
     /// One tiled call (host queries, or the corpus's own rows when `host_queries` is null), with
     /// the profile's call line and the host re-scoring a streamed 16-bit search needs.
     TopK run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
-             const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
-             const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress,
-             const SearchQueries* filtered = nullptr);
+             const ScopeRules& scope, const ProgressFn& progress);
 
     /// `found` (each query's rows, from the device) with similarities recomputed on the host
-    /// from the float32 queries and the stored rows, ordered by the merge rule.
+    /// from the float32 queries and the stored rows by the engine's one exact re-score rule
+    /// (exact_candidates_topk, as the CPU index scores candidates), ordered by the merge rule.
     TopK rescore_on_host(const float* host_queries, const TopK& found);
 
     cuda::DeviceBuffer gather_rows(const std::vector<std::int64_t>& pair_row, std::vector<std::int64_t>& device_row);
 
     cuda::DeviceContext ctx_;
-    std::unique_ptr<SearchIndex> host_scorer_;  ///< a CPU index on the same rows, for rescore_on_host
 };
 
 TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
-                          const std::vector<std::size_t>& row_begin, const std::vector<std::size_t>& row_limit,
-                          const std::vector<std::vector<std::int64_t>>& excluded, const ProgressFn& progress,
-                          const SearchQueries* filtered) {
-    cuda::DeviceScope scope(ctx_.device);
+                          const ScopeRules& scope, const ProgressFn& progress) {
+    cuda::DeviceScope on_device(ctx_.device);
     cuda::PhaseProfile& profile = ctx_.profile;
     const auto call_start = std::chrono::steady_clock::now();
     profile.start_call();
@@ -81,10 +80,7 @@ TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std:
     args.host_queries = host_queries;
     args.n_queries = n_queries;
     args.k = k;
-    args.row_begin = &row_begin;
-    args.row_limit = &row_limit;
-    args.excluded = &excluded;
-    args.filtered = filtered;
+    args.scope = &scope;
     args.tuning = &tuning;
     args.progress = &progress;
     bool rescored = false;
@@ -93,8 +89,8 @@ TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std:
     const bool resident = ctx_.resident_rows.bytes() > 0;
     if (host_queries != nullptr && ctx_.storage != kernels::Element::f32 && !rescored) {
         // A streamed corpus is not on the device when the results are known, so the final k
-        // are re-scored with the float32 queries on the host, by the CPU backend's candidate
-        // scoring (its similarities, its order) over the rows found.
+        // are re-scored with the float32 queries on the host, by the exact re-score rule the
+        // CPU index uses for candidates (its similarities, its order) over the rows found.
         cuda::HostSpan phase(profile, "rescore_on_host");
         result = rescore_on_host(host_queries, result);
     }
@@ -113,12 +109,11 @@ TopK CudaSearchIndex::rescore_on_host(const float* host_queries, const TopK& fou
     for (std::size_t i = 0; i < found.n_queries; ++i)
         rows.add(std::vector<std::int64_t>(found.rows.begin() + i * found.k,
                                            found.rows.begin() + i * found.k + found.count[i]));
-    SearchQueries queries;
+    SearchQueries queries;  // the rows found already lie in each query's scope
     queries.vectors = host_queries;
     queries.n_queries = found.n_queries;
     queries.dim = corpus().dim;
-    if (!host_scorer_) host_scorer_ = make_cpu_backend()->build(corpus());
-    return host_scorer_->search_candidates(queries, rows, found.k);
+    return exact_candidates_topk(corpus(), queries, rows, found.k, tuning.threads);
 }
 
 /// The rows `pair_row` names, packed on the host and uploaded in the storage type (a streamed
@@ -144,17 +139,15 @@ cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>&
 
 TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const RowLists& candidates,
                                              std::size_t k) {
-    cuda::DeviceScope scope(ctx_.device);
+    cuda::DeviceScope on_device(ctx_.device);
     const VectorView& corpus = this->corpus();
     const std::size_t dim = corpus.dim;
-    const auto excluded = sorted_exclusions(queries);
+    const ScopeRules scope(queries.scope, queries.n_queries, corpus.n_rows);
     TopK result = empty_top_k(queries.n_queries, k);
     std::vector<std::vector<std::int64_t>> lists(queries.n_queries);
     std::size_t n_pairs = 0;
     for (std::size_t i = 0; i < queries.n_queries; ++i) {
-        lists[i] = candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
-                                  searchable_rows(queries.row_limit, i, corpus.n_rows),
-                                  excluded.empty() ? nullptr : &excluded[i], queries.filter(i));
+        lists[i] = scope.candidates(candidates, i);
         n_pairs += lists[i].size();
     }
     if (n_pairs == 0) return result;

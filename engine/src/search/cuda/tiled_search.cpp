@@ -304,30 +304,25 @@ void TiledSearch::queries_in(std::size_t b0, std::size_t nb) {
         kernels::launch_convert_values(queries_d_, ctx_.storage, w.query_f32.get(), Element::f32, nb * dim_, stream_);
 }
 
-/// The batch's row ranges and exclusions on the device; returns the largest row limit.
+/// The batch's scope on the device (row ranges, exclusions, filters; self-exclusion is the mask's
+/// self_row0): the one place the pipeline applies a scope. Returns the largest row limit.
 std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
     Workspace& w = ctx_.workspace;
+    const ScopeRules& scope = *args_.scope;
     limits_.assign(nb, 0);
     begins_.assign(nb, 0);
     std::size_t batch_limit = 0;
     for (std::size_t i = 0; i < nb; ++i) {
-        const std::size_t limit = self_ ? args_.n_rows : searchable_rows(*args_.row_limit, b0 + i, args_.n_rows);
-        limits_[i] = i64(limit);
-        begins_[i] = self_ ? 0 : i64(std::min(first_searchable_row(*args_.row_begin, b0 + i), limit));
-        batch_limit = std::max(batch_limit, limit);
+        limits_[i] = i64(scope.limit(b0 + i));
+        begins_[i] = i64(scope.begin(b0 + i));
+        batch_limit = std::max(batch_limit, scope.limit(b0 + i));
     }
     copy_to_device(limits_, w.limits, stream_);
-    has_begins_ = !args_.row_begin->empty();
+    has_begins_ = scope.has_begins();
     if (has_begins_) copy_to_device(begins_, w.begins, stream_);
     filters_in(b0, nb);
-    has_exclusions_ = false;
-    if (args_.excluded->empty()) return batch_limit;
-    std::vector<std::int64_t> offsets(nb + 1, 0), rows;
-    for (std::size_t i = 0; i < nb; ++i) {
-        const auto& list = (*args_.excluded)[b0 + i];
-        rows.insert(rows.end(), list.begin(), list.end());
-        offsets[i + 1] = i64(rows.size());
-    }
+    std::vector<std::int64_t> offsets, rows;
+    scope.excluded_lists(b0, nb, offsets, rows);
     has_exclusions_ = !rows.empty();
     if (has_exclusions_) {
         // Grown, not reallocated per batch: cudaFree waits for the whole device.
@@ -343,11 +338,11 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
 /// The batch's row filters: each distinct filter's words once, and per query its index (-1: none).
 void TiledSearch::filters_in(std::size_t b0, std::size_t nb) {
     has_filters_ = false;
-    if (args_.filtered == nullptr || args_.filtered->filters.empty()) return;
+    if (!args_.scope->has_filters()) return;
     std::vector<std::int32_t> index(nb, -1);
     std::vector<const RowFilter*> distinct;
     for (std::size_t i = 0; i < nb; ++i) {
-        const RowFilter* filter = args_.filtered->filter(b0 + i);
+        const RowFilter* filter = args_.scope->filter(b0 + i);
         if (filter == nullptr) continue;
         auto at = std::find(distinct.begin(), distinct.end(), filter);
         if (at == distinct.end()) at = distinct.insert(distinct.end(), filter);
@@ -430,8 +425,9 @@ void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, void* sims, bool
         needs_mask = true;
     }
     mask.first_col = i64(job.c0);
-    if (self_ && b0 + job.q0 < job.c0 + job.nc && job.c0 < b0 + job.q0 + job.nq) {
-        mask.self_row0 = i64(b0 + job.q0);
+    const std::int64_t self0 = args_.scope->self_row(b0 + job.q0);  // the tile's first query's own row
+    if (self0 >= 0 && self0 < i64(job.c0 + job.nc) && i64(job.c0) < self0 + i64(job.nq)) {
+        mask.self_row0 = self0;
         needs_mask = true;
     }
     if (has_filters_) {

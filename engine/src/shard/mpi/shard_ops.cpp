@@ -20,14 +20,14 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Broadcasts rank 0's row filters: each distinct filter's words once and each query's index into
 // them (-1: none); every rank then holds the same per-query filters over the global rows.
-void broadcast_filters(SearchQueries& queries) {
+void broadcast_filters(SearchScope& scope, std::size_t n_queries) {
     std::vector<std::int32_t> index;
     std::vector<std::uint64_t> words;
     std::uint64_t n_rows = 0;
-    if (!queries.filters.empty()) {
+    if (!scope.filters.empty()) {
         std::vector<const RowFilter*> distinct;
-        for (std::size_t i = 0; i < queries.n_queries; ++i) {
-            const RowFilter* filter = queries.filter(i);
+        for (std::size_t i = 0; i < n_queries; ++i) {
+            const RowFilter* filter = scope.filter(i);
             if (!filter) {
                 index.push_back(-1);
                 continue;
@@ -42,14 +42,24 @@ void broadcast_filters(SearchQueries& queries) {
     mpi::bcast_bytes(&n_rows, sizeof n_rows, 0);
     mpi::bcast_vector(index, 0);
     mpi::bcast_vector(words, 0);
-    queries.filters.clear();
+    scope.filters.clear();
     if (index.empty()) return;
     const std::size_t stride = (n_rows + 63) / 64;
     std::vector<std::shared_ptr<const RowFilter>> rebuilt;
     for (std::size_t f = 0; stride > 0 && f < words.size() / stride; ++f)
         rebuilt.push_back(std::make_shared<const RowFilter>(
             RowFilter{n_rows, std::vector<std::uint64_t>(words.begin() + f * stride, words.begin() + (f + 1) * stride)}));
-    for (std::int32_t f : index) queries.filters.push_back(f < 0 ? nullptr : rebuilt[static_cast<std::size_t>(f)]);
+    for (std::int32_t f : index) scope.filters.push_back(f < 0 ? nullptr : rebuilt[static_cast<std::size_t>(f)]);
+}
+
+// Broadcasts rank 0's scope of n_queries queries (global rows): every rank then holds the same.
+void broadcast_scope(SearchScope& scope, std::size_t n_queries) {
+    mpi::bcast_vector(scope.row_begin, 0);
+    mpi::bcast_vector(scope.row_limit, 0);
+    mpi::bcast_vector(scope.excluded.offsets, 0);
+    mpi::bcast_vector(scope.excluded.rows, 0);
+    mpi::bcast_bytes(&scope.first_self_row, sizeof scope.first_self_row, 0);
+    broadcast_filters(scope, n_queries);
 }
 
 // Broadcasts rank 0's queries; other ranks' vectors land in `storage`.
@@ -65,11 +75,7 @@ SearchQueries broadcast_queries(const SearchQueries* given, std::vector<float>& 
         queries.vectors = storage.data();
     }
     mpi::bcast_bytes(const_cast<float*>(queries.vectors), shape[0] * shape[1] * sizeof(float), 0);
-    mpi::bcast_vector(queries.row_begin, 0);
-    mpi::bcast_vector(queries.row_limit, 0);
-    mpi::bcast_vector(queries.excluded.offsets, 0);
-    mpi::bcast_vector(queries.excluded.rows, 0);
-    broadcast_filters(queries);
+    broadcast_scope(queries.scope, queries.n_queries);
     queries.unit_norm = true;
     return queries;
 }

@@ -6,6 +6,7 @@
 #include "shard/mpi/mpi_comm.hpp"
 #include "shard/mpi/shard_ops.hpp"
 #include "shard/mpi/shard_profile.hpp"
+#include "shard/shard_map.hpp"
 #include "novelty/util/half.hpp"
 #include "search/search_rules.hpp"
 
@@ -61,8 +62,8 @@ std::vector<float> gather_block(const Shard& shard, std::size_t g0, std::size_t 
     return block;
 }
 
-// The block's rows as queries of this shard: the prefix as the limit, each row leaving itself
-// out where this shard holds it.
+// The block's rows (global rows g0 .. g0 + n) as queries of this shard: the prefix as the
+// limit, each row leaving itself out (local_queries maps both to the shard's rows).
 SearchQueries block_queries(const Shard& shard, const std::vector<float>& block, std::size_t g0, std::size_t n,
                             std::size_t dim, std::size_t n_rows) {
     SearchQueries queries;
@@ -70,13 +71,9 @@ SearchQueries block_queries(const Shard& shard, const std::vector<float>& block,
     queries.n_queries = n;
     queries.dim = dim;
     queries.unit_norm = true;  // corpus rows, used exactly as stored (as the one-process join does)
-    queries.row_limit.assign(n, shard.map.local_below(n_rows));
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto g = static_cast<std::int64_t>(g0 + i);
-        if (shard.map.holds(g)) queries.excluded.add({static_cast<std::int64_t>(shard.map.local_of(g))});
-        else queries.excluded.add({});
-    }
-    return queries;
+    queries.scope.row_limit.assign(n, n_rows);
+    queries.scope.first_self_row = static_cast<std::int64_t>(g0);
+    return local_queries(queries, shard.map);
 }
 
 // One block's lists from every rank, merged on rank 0 into `top` (rows g0 .. g0 + n).

@@ -1,6 +1,7 @@
-#include "search/cpu/exact_rescore.hpp"
+#include "search/exact_rescore.hpp"
 
 #include "novelty/util/half.hpp"
+#include "search/scope_rules.hpp"
 #include "search/search_rules.hpp"
 #include "util/parallel_for.hpp"
 
@@ -39,13 +40,10 @@ std::size_t rescore_best(const float* query, const VectorView& corpus, ScoredRow
 TopK exact_candidates_topk(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
                            std::size_t k, std::size_t threads) {
     const std::size_t dim = corpus.dim;
-    const auto excluded = sorted_exclusions(queries);
+    const ScopeRules scope(queries.scope, queries.n_queries, corpus.n_rows);
     TopK result = empty_top_k(queries.n_queries, k);
     parallel_for_blocks(queries.n_queries, threads, [&](std::size_t i) {
-        const std::vector<std::int64_t> rows =
-            candidate_rows(candidates, i, first_searchable_row(queries.row_begin, i),
-                           searchable_rows(queries.row_limit, i, corpus.n_rows),
-                           excluded.empty() ? nullptr : &excluded[i], queries.filter(i));
+        const std::vector<std::int64_t> rows = scope.candidates(candidates, i);
         std::vector<ScoredRow> storage(2 * k);
         TopKCollector heap(storage.data(), k);
         std::vector<float> buffer;

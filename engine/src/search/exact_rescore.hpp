@@ -1,4 +1,6 @@
-// The similarities the CPU backend reports, computed in one fixed order. A BLAS kernel's result
+// The similarities every backend reports, computed in one fixed order: the exact re-score rule
+// the CPU indexes, the CUDA index (for what a streamed 16-bit search found) and the density
+// store's updates share. A BLAS kernel's result
 // for one (query, row) pair can depend on where the pair falls in the tile (measured: OpenBLAS's
 // Haswell and Cooperlake kernels both change the last bit of some products with the tile's shape
 // and the row's place in it), so the tiles only choose candidates: each query keeps every row
@@ -45,8 +47,8 @@ std::size_t rescore_best(const float* query, const VectorView& corpus, ScoredRow
                          std::int64_t* rows, float* sims);
 
 /// Top-k of each query among its own candidate rows, every similarity by exact_dot against the
-/// corpus rows (SearchIndex::search_candidates; both CPU indexes). Row ranges, exclusions and
-/// filters apply; `threads` as in SearchTuning.
+/// corpus rows (SearchIndex::search_candidates on the CPU; the CUDA index's host re-score). The
+/// queries' scope applies (ScopeRules); `threads` as in SearchTuning.
 TopK exact_candidates_topk(const VectorView& corpus, const SearchQueries& queries, const RowLists& candidates,
                            std::size_t k, std::size_t threads);
 
