@@ -1,5 +1,5 @@
 // update_self_join: offer the new rows to every kept row's stored list, and search the new and
-// the damaged rows in full. As in the CPU backend (search/cpu/exact_rescore.hpp), sgemm only
+// the damaged rows in full. As in the CPU backend (search/exact_rescore.hpp), sgemm only
 // chooses candidates and every stored similarity is exact_dot's, so the result is the one a full
 // recomputation gives, bit for bit.
 #include "scoring/self_join_update.hpp"
