@@ -1,5 +1,5 @@
-// SearchIndex's public methods: argument checks, query normalisation, then the implementation;
-// SearchBackend::build.
+// SearchIndex's public methods: argument checks, query normalisation, then the backend's
+// implementation (search/index_impl.hpp); SearchBackend::build.
 #include "novelty/util/error.hpp"
 #include "novelty/search/search.hpp"
 
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "util/parallel_for.hpp"
+#include "search/index_impl.hpp"
 #include "search/scope_rules.hpp"
 #include "search/search_counters.hpp"
 
@@ -24,9 +25,7 @@ void RowLists::add(const std::vector<std::int64_t>& item_rows) {
     offsets.push_back(rows.size());
 }
 
-namespace {
-
-void check_corpus(const VectorView& corpus) {
+void check_search_corpus(const VectorView& corpus) {
     if (corpus.n_rows == 0) throw UsageError("the corpus is empty: there is nothing to search");
     if (corpus.dim == 0) throw UsageError("the corpus vectors have dimension 0");
     if (!corpus.data) throw UsageError("the corpus has no vector data");
@@ -36,6 +35,8 @@ void check_corpus(const VectorView& corpus) {
     if (corpus.n_rows > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         throw UsageError("the corpus has more than 2^31 - 1 rows, which this engine does not support");
 }
+
+namespace {
 
 void check_k(std::size_t k) {
     if (k < 1 || k > SearchBackend::max_k)
@@ -101,13 +102,30 @@ std::atomic<std::size_t> indexes_built{0};
 
 std::size_t search_indexes_built() { return indexes_built.load(); }
 
-SearchIndex::SearchIndex(const VectorView& corpus) : corpus_(corpus) {
-    check_corpus(corpus);
+SearchIndex::SearchIndex(const VectorView& corpus, std::unique_ptr<detail::IndexImpl> impl)
+    : corpus_(corpus), impl_(std::move(impl)) {
+    check_search_corpus(corpus);
+    if (!impl_) throw UsageError("a search index needs a backend's implementation");
     ++indexes_built;
 }
 
+SearchIndex::~SearchIndex() = default;
+
+std::string SearchIndex::name() const { return impl_->name(); }
+std::string SearchIndex::label() const { return impl_->label(); }
+
+SearchBackend::SearchBackend(std::unique_ptr<detail::BackendImpl> impl) : impl_(std::move(impl)) {
+    if (!impl_) throw UsageError("a search backend needs an implementation");
+}
+
+SearchBackend::~SearchBackend() = default;
+
+std::string SearchBackend::name() const { return impl_->name(); }
+std::string SearchBackend::label() const { return impl_->label(); }
+
 std::unique_ptr<SearchIndex> SearchBackend::build(const VectorView& corpus) const {
-    std::unique_ptr<SearchIndex> index = build_impl(corpus);
+    check_search_corpus(corpus);  // before the backend loads (packs, uploads) the rows
+    auto index = std::make_unique<SearchIndex>(corpus, impl_->build(corpus, tuning));
     index->tuning = tuning;
     return index;
 }
@@ -115,7 +133,7 @@ std::unique_ptr<SearchIndex> SearchBackend::build(const VectorView& corpus) cons
 TopK SearchIndex::search(const SearchQueries& queries, std::size_t k) {
     check_k(k);
     std::unique_ptr<float[]> storage;
-    return search_impl(normalised(corpus_, queries, storage), k);
+    return impl_->search(normalised(corpus_, queries, storage), k, tuning);
 }
 
 SelfJoin SearchIndex::self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const ProgressFn& progress) {
@@ -125,7 +143,7 @@ SelfJoin SearchIndex::self_join(std::size_t n_rows, std::size_t q, std::size_t k
     if (q < 1) throw UsageError("q must be at least 1");
     if (k_stored < q) throw UsageError("k_stored must be at least q");
     check_k(k_stored);
-    SelfJoin join = self_join_impl(n_rows, q, k_stored, progress);
+    SelfJoin join = impl_->self_join(n_rows, q, k_stored, tuning, progress);
     join.computed_by = label();
     return join;
 }
@@ -140,7 +158,7 @@ TopK SearchIndex::search_candidates(const SearchQueries& queries, const RowLists
             throw UsageError("candidate row " + std::to_string(row) + " is outside the corpus (" +
                              std::to_string(corpus_.n_rows) + " rows)");
     std::unique_ptr<float[]> storage;
-    return search_candidates_impl(normalised(corpus_, queries, storage), candidates, k);
+    return impl_->search_candidates(normalised(corpus_, queries, storage), candidates, k, tuning);
 }
 
 std::size_t RowFilter::count() const {

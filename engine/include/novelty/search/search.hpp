@@ -157,26 +157,40 @@ struct SearchTuning {
 /// The largest k any search accepts.
 inline constexpr std::size_t max_search_k = 2048;
 
+namespace detail {
+/// The backend table behind every index and backend: each backend (CPU, CPU bf16, CUDA, MPI
+/// shards) implements these in engine/src/search/index_impl.hpp, an internal header, as ggml
+/// keeps its backend interface internal. A library user never names them: SearchBackend::build
+/// and make_sharded_index make indexes.
+class IndexImpl;
+class BackendImpl;
+}  // namespace detail
+
 /// A corpus loaded once into a backend and searched many times (as faiss's Index and cuVS's
 /// brute_force index): the CPU index reads the caller's rows in place; the CUDA index keeps
 /// them resident on the device (or streams them in chunks when they do not fit). Build one
 /// with SearchBackend::build(). The rows are the caller's and must outlive the index.
 ///
-/// Public methods check shapes and arguments (throwing UsageError) and then call the
-/// implementation. An index serves one call at a time: the CUDA index keeps its work buffers,
-/// resident rows and profile between calls, so callers on several threads share it under a
-/// lock (as `novelty serve` does) or build one index each.
-class SearchIndex {
+/// Public methods check shapes and arguments (throwing UsageError), normalise the queries and
+/// then call the backend's implementation. An index serves one call at a time: the CUDA index
+/// keeps its work buffers, resident rows and profile between calls, so callers on several
+/// threads share it under a lock (as `novelty serve` does) or build one index each.
+class SearchIndex final {
 public:
-    virtual ~SearchIndex() = default;
+    /// Checks the corpus (non-empty, dim > 0, data, float32 or float16, at most 2^31 - 1 rows;
+    /// UsageError) and takes a backend's implementation over it; made by SearchBackend::build
+    /// and make_sharded_index.
+    SearchIndex(const VectorView& corpus, std::unique_ptr<detail::IndexImpl> impl);
+    ~SearchIndex();
     SearchIndex(const SearchIndex&) = delete;
     SearchIndex& operator=(const SearchIndex&) = delete;
 
     /// "cpu" or "cuda".
-    virtual std::string name() const = 0;
+    std::string name() const;
     /// What provenance records: the name plus whatever arithmetic choice can change results
-    /// (the CUDA index's storage: cuda-f16, cuda-bf16, cuda-f32); the name by default.
-    virtual std::string label() const { return name(); }
+    /// (the CUDA index's storage: cuda-f16, cuda-bf16, cuda-f32; the CPU's bf16 screening:
+    /// cpu-bf16); the name by default.
+    std::string label() const;
     /// The corpus rows this index was built on (n_rows x dim).
     const VectorView& corpus() const { return corpus_; }
     std::size_t n_rows() const { return corpus_.n_rows; }
@@ -198,28 +212,26 @@ public:
 
     static constexpr std::size_t max_k = max_search_k;
 
+    /// Read by every call (tests set small tiles to cross tile boundaries).
     SearchTuning tuning;
-
-protected:
-    /// Checks the corpus (non-empty, dim > 0, data, at most 2^31 - 1 rows; UsageError).
-    explicit SearchIndex(const VectorView& corpus);
-
-    virtual TopK search_impl(const SearchQueries& queries, std::size_t k) = 0;
-    virtual SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                                    const ProgressFn& progress) = 0;
-    virtual TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) = 0;
 
 private:
     VectorView corpus_;
+    std::unique_ptr<detail::IndexImpl> impl_;
 };
 
 /// A device and its options: it builds search indexes. make_backend() chooses one.
-class SearchBackend {
+class SearchBackend final {
 public:
-    virtual ~SearchBackend() = default;
-    virtual std::string name() const = 0;
+    /// Takes a backend's implementation; made by make_cpu_backend, make_cuda_backend, make_backend.
+    explicit SearchBackend(std::unique_ptr<detail::BackendImpl> impl);
+    ~SearchBackend();
+    SearchBackend(const SearchBackend&) = delete;
+    SearchBackend& operator=(const SearchBackend&) = delete;
+
+    std::string name() const;
     /// The label() of the indexes it builds.
-    virtual std::string label() const { return name(); }
+    std::string label() const;
 
     /// Loads `corpus` into a new index (for CUDA: a device copy, made on its first search and
     /// kept for every later one). The index gets this backend's tuning.
@@ -229,8 +241,8 @@ public:
 
     SearchTuning tuning;
 
-protected:
-    virtual std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const = 0;
+private:
+    std::unique_ptr<detail::BackendImpl> impl_;
 };
 
 /// The CPU backend: OpenBLAS sgemm over tiles, threshold-filtered heaps, all cores.

@@ -120,32 +120,31 @@ TopK run_screened(const TopKProblem& problem, const Bf16Rows& rows, bool use_ker
     return screened_topk(problem, rows.norms, ScreenOperands::bf16, panel_rows, products, progress);
 }
 
-class CpuBf16SearchIndex final : public SearchIndex {
+class CpuBf16SearchIndex final : public detail::IndexImpl {
 public:
     CpuBf16SearchIndex(const VectorView& corpus, bool bf16_instructions, std::size_t threads)
-        : SearchIndex(corpus), rows_(pack_rows(corpus, threads)),
-          use_kernel_(bf16_instructions && cpu_has_avx512_bf16()) {}
+        : corpus_(corpus), rows_(pack_rows(corpus, threads)), use_kernel_(bf16_instructions && cpu_has_avx512_bf16()) {}
     std::string name() const override { return "cpu"; }
     std::string label() const override { return "cpu-bf16"; }
 
-protected:
-    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
-        return run_screened(search_problem(corpus(), queries, k, panel_tuning()), rows_, use_kernel_, {});
+    TopK search(const SearchQueries& queries, std::size_t k, const SearchTuning& tuning) override {
+        return run_screened(search_problem(corpus_, queries, k, panel_tuning(tuning)), rows_, use_kernel_, {});
     }
 
     // As the f32 index: the symmetric join (half the products) within the memory budget, else
     // each row as a query against the others.
-    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                            const ProgressFn& progress) override {
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const SearchTuning& tuning,
+                       const ProgressFn& progress) override {
         const std::size_t budget = tuning.self_join_memory ? tuning.self_join_memory : default_self_join_memory;
         if (symmetric_join_bytes(n_rows, k_stored) <= budget)
-            return symmetric_self_join(corpus(), n_rows, q, k_stored, tuning, progress, self_join_products());
-        TopKProblem problem = self_join_problem(corpus(), n_rows, k_stored, panel_tuning());
+            return symmetric_self_join(corpus_, n_rows, q, k_stored, tuning, progress, self_join_products());
+        TopKProblem problem = self_join_problem(corpus_, n_rows, k_stored, panel_tuning(tuning));
         return self_join_from(run_screened(problem, rows_, use_kernel_, progress), n_rows, q);
     }
 
-    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override {
-        return exact_candidates_topk(corpus(), queries, candidates, k, tuning.threads);
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
+                           const SearchTuning& tuning) override {
+        return exact_candidates_topk(corpus_, queries, candidates, k, tuning.threads);
     }
 
 private:
@@ -165,22 +164,23 @@ private:
         return products;
     }
 
-    // The tuning with the corpus tile rounded up to whole panels.
-    SearchTuning panel_tuning() const {
+    // `tuning` with the corpus tile rounded up to whole panels.
+    static SearchTuning panel_tuning(const SearchTuning& tuning) {
         SearchTuning t = tuning;
         const std::size_t tile = t.corpus_tile ? t.corpus_tile : default_corpus_tile;
         t.corpus_tile = (tile + panel_rows - 1) / panel_rows * panel_rows;
         return t;
     }
 
+    VectorView corpus_;
     Bf16Rows rows_;
     bool use_kernel_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchIndex> make_cpu_bf16_index(const VectorView& corpus, bool bf16_instructions,
-                                                 std::size_t threads) {
+std::unique_ptr<detail::IndexImpl> make_cpu_bf16_index(const VectorView& corpus, bool bf16_instructions,
+                                                       std::size_t threads) {
     return std::make_unique<CpuBf16SearchIndex>(corpus, bf16_instructions, threads);
 }
 

@@ -9,6 +9,7 @@
 #include "search/cpu/screening.hpp"
 #include "search/cpu/tiled_topk.hpp"
 #include "search/cpu/topk_heap.hpp"
+#include "search/index_impl.hpp"
 #include "search/search_rules.hpp"
 #include "util/parallel_for.hpp"
 #include "novelty/search/backends.hpp"
@@ -40,44 +41,44 @@ TopK run_topk(const TopKProblem& problem, const ScreenNorms& rows, const Progres
     return screened_topk(problem, rows, ScreenOperands::f32, 1, sgemm_tiles, progress);
 }
 
-class CpuSearchIndex final : public SearchIndex {
+class CpuSearchIndex final : public detail::IndexImpl {
 public:
     CpuSearchIndex(const VectorView& corpus, std::size_t threads)
-        : SearchIndex(corpus), row_norms_(max_screen_norms(corpus, ScreenOperands::f32, threads)) {}
+        : corpus_(corpus), row_norms_(max_screen_norms(corpus, ScreenOperands::f32, threads)) {}
     std::string name() const override { return "cpu"; }
 
-protected:
-    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
-        return run_topk(search_problem(corpus(), queries, k, tuning), row_norms_, {});
+    TopK search(const SearchQueries& queries, std::size_t k, const SearchTuning& tuning) override {
+        return run_topk(search_problem(corpus_, queries, k, tuning), row_norms_, {});
     }
 
-    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                            const ProgressFn& progress) override {
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const SearchTuning& tuning,
+                       const ProgressFn& progress) override {
         // The symmetric join does half the products but keeps every row's collector in memory;
         // past a budget, search the prefix against itself block by block instead.
         const std::size_t budget = tuning.self_join_memory ? tuning.self_join_memory : default_self_join_memory;
         if (symmetric_join_bytes(n_rows, k_stored) <= budget)
-            return symmetric_self_join(corpus(), n_rows, q, k_stored, tuning, progress);
-        return self_join_from(run_topk(self_join_problem(corpus(), n_rows, k_stored, tuning), row_norms_, progress),
+            return symmetric_self_join(corpus_, n_rows, q, k_stored, tuning, progress);
+        return self_join_from(run_topk(self_join_problem(corpus_, n_rows, k_stored, tuning), row_norms_, progress),
                               n_rows, q);
     }
 
-    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override {
-        return exact_candidates_topk(corpus(), queries, candidates, k, tuning.threads);
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
+                           const SearchTuning& tuning) override {
+        return exact_candidates_topk(corpus_, queries, candidates, k, tuning.threads);
     }
 
 private:
+    VectorView corpus_;
     ScreenNorms row_norms_;  // maxima over the corpus rows: the screening margin's bound
 };
 
-class CpuSearchBackend final : public SearchBackend {
+class CpuSearchBackend final : public detail::BackendImpl {
 public:
     explicit CpuSearchBackend(const CpuBackendOptions& options) : options_(options) {}
     std::string name() const override { return "cpu"; }
     std::string label() const override { return options_.storage == ElementType::bf16 ? "cpu-bf16" : "cpu"; }
 
-protected:
-    std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const override {
+    std::unique_ptr<detail::IndexImpl> build(const VectorView& corpus, const SearchTuning& tuning) const override {
         if (options_.storage == ElementType::bf16)
             return make_cpu_bf16_index(corpus, options_.bf16_instructions, tuning.threads);
         return std::make_unique<CpuSearchIndex>(corpus, tuning.threads);
@@ -94,7 +95,7 @@ std::unique_ptr<SearchBackend> make_cpu_backend() { return make_cpu_backend(CpuB
 std::unique_ptr<SearchBackend> make_cpu_backend(const CpuBackendOptions& options) {
     if (options.storage != ElementType::f32 && options.storage != ElementType::bf16)
         throw UsageError(std::string("the CPU index holds its rows as f32 or bf16, not ") + element_name(options.storage), "storage");
-    return std::make_unique<CpuSearchBackend>(options);
+    return std::make_unique<SearchBackend>(std::make_unique<CpuSearchBackend>(options));
 }
 
 }  // namespace novelty

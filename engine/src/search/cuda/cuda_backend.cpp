@@ -20,6 +20,7 @@
 #include "search/cuda/device_context.hpp"
 #include "search/cuda/tiled_search.hpp"
 #include "search/exact_rescore.hpp"
+#include "search/index_impl.hpp"
 #include "search/scope_rules.hpp"
 #include "search/search_rules.hpp"
 
@@ -29,47 +30,51 @@ namespace {
 
 constexpr std::size_t pairs_per_pass = std::size_t{1} << 24;
 
-class CudaSearchIndex final : public SearchIndex {
+class CudaSearchIndex final : public detail::IndexImpl {
 public:
-    CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus) : SearchIndex(corpus), ctx_(options) {}
+    CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus) : corpus_(corpus), ctx_(options) {}
 
     std::string name() const override { return "cuda"; }
     std::string label() const override { return "cuda-" + storage_name(ctx_.storage_option); }
 
-protected:
-    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
-        return run(queries.vectors, queries.n_queries, corpus().n_rows, k,
-                   ScopeRules(queries.scope, queries.n_queries, corpus().n_rows), {});
+    TopK search(const SearchQueries& queries, std::size_t k, const SearchTuning& tuning) override {
+        return run(queries.vectors, queries.n_queries, corpus_.n_rows, k,
+                   ScopeRules(queries.scope, queries.n_queries, corpus_.n_rows), tuning, {});
     }
 
-    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                            const ProgressFn& progress) override {
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const SearchTuning& tuning,
+                       const ProgressFn& progress) override {
         SearchScope rows_themselves;  // query i is row i, left out of its own results
         rows_themselves.first_self_row = 0;
-        TopK top = run(nullptr, n_rows, n_rows, k_stored, ScopeRules(rows_themselves, n_rows, n_rows), progress);
+        TopK top = run(nullptr, n_rows, n_rows, k_stored, ScopeRules(rows_themselves, n_rows, n_rows), tuning,
+                       progress);
         return self_join_from(std::move(top), n_rows, q);
     }
 
-    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override;
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
+                           const SearchTuning& tuning) override;
 
 private:
     /// One tiled call (host queries, or the corpus's own rows when `host_queries` is null), with
     /// the profile's call line and the host re-scoring a streamed 16-bit search needs.
     TopK run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
-             const ScopeRules& scope, const ProgressFn& progress);
+             const ScopeRules& scope, const SearchTuning& tuning, const ProgressFn& progress);
 
     /// `found` (each query's rows, from the device) with similarities recomputed on the host
     /// from the float32 queries and the stored rows by the engine's one exact re-score rule
     /// (exact_candidates_topk, as the CPU index scores candidates), ordered by the merge rule.
-    TopK rescore_on_host(const float* host_queries, const TopK& found);
+    TopK rescore_on_host(const float* host_queries, const TopK& found, std::size_t threads);
 
     cuda::DeviceBuffer gather_rows(const std::vector<std::int64_t>& pair_row, std::vector<std::int64_t>& device_row);
 
+    const VectorView& corpus() const { return corpus_; }
+
+    VectorView corpus_;
     cuda::DeviceContext ctx_;
 };
 
 TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
-                          const ScopeRules& scope, const ProgressFn& progress) {
+                          const ScopeRules& scope, const SearchTuning& tuning, const ProgressFn& progress) {
     cuda::DeviceScope on_device(ctx_.device);
     cuda::PhaseProfile& profile = ctx_.profile;
     const auto call_start = std::chrono::steady_clock::now();
@@ -92,7 +97,7 @@ TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std:
         // are re-scored with the float32 queries on the host, by the exact re-score rule the
         // CPU index uses for candidates (its similarities, its order) over the rows found.
         cuda::HostSpan phase(profile, "rescore_on_host");
-        result = rescore_on_host(host_queries, result);
+        result = rescore_on_host(host_queries, result, tuning.threads);
     }
     if (profile.enabled()) {
         profile.add_host("call", cuda::seconds_since(call_start));
@@ -104,7 +109,7 @@ TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std:
     return result;
 }
 
-TopK CudaSearchIndex::rescore_on_host(const float* host_queries, const TopK& found) {
+TopK CudaSearchIndex::rescore_on_host(const float* host_queries, const TopK& found, std::size_t threads) {
     RowLists rows;
     for (std::size_t i = 0; i < found.n_queries; ++i)
         rows.add(std::vector<std::int64_t>(found.rows.begin() + i * found.k,
@@ -113,7 +118,7 @@ TopK CudaSearchIndex::rescore_on_host(const float* host_queries, const TopK& fou
     queries.vectors = host_queries;
     queries.n_queries = found.n_queries;
     queries.dim = corpus().dim;
-    return exact_candidates_topk(corpus(), queries, rows, found.k, tuning.threads);
+    return exact_candidates_topk(corpus(), queries, rows, found.k, threads);
 }
 
 /// The rows `pair_row` names, packed on the host and uploaded in the storage type (a streamed
@@ -137,8 +142,8 @@ cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>&
     return gathered;
 }
 
-TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const RowLists& candidates,
-                                             std::size_t k) {
+TopK CudaSearchIndex::search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
+                                        const SearchTuning&) {
     cuda::DeviceScope on_device(ctx_.device);
     const VectorView& corpus = this->corpus();
     const std::size_t dim = corpus.dim;
@@ -205,7 +210,7 @@ TopK CudaSearchIndex::search_candidates_impl(const SearchQueries& queries, const
 }
 
 /// The CUDA backend: its options; each index it builds holds its own device state.
-class CudaSearchBackend final : public SearchBackend {
+class CudaSearchBackend final : public detail::BackendImpl {
 public:
     explicit CudaSearchBackend(const CudaBackendOptions& options) : options_(options) {
         int count = 0;
@@ -220,8 +225,7 @@ public:
     std::string name() const override { return "cuda"; }
     std::string label() const override { return "cuda-" + storage_name(options_.storage); }
 
-protected:
-    std::unique_ptr<SearchIndex> build_impl(const VectorView& corpus) const override {
+    std::unique_ptr<detail::IndexImpl> build(const VectorView& corpus, const SearchTuning&) const override {
         return std::make_unique<CudaSearchIndex>(options_, corpus);
     }
 
@@ -232,7 +236,7 @@ private:
 }  // namespace
 
 std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& options) {
-    return std::make_unique<CudaSearchBackend>(options);
+    return std::make_unique<SearchBackend>(std::make_unique<CudaSearchBackend>(options));
 }
 
 }  // namespace novelty

@@ -5,6 +5,7 @@
 
 #include "novelty/shard/shard.hpp"
 #include "novelty/util/error.hpp"
+#include "search/index_impl.hpp"
 #include "search/search_rules.hpp"
 
 #include <functional>
@@ -28,10 +29,10 @@ auto collective(const char* what, const Fn& fn) -> decltype(fn()) {
     }
 }
 
-class ShardedSearchIndex final : public SearchIndex {
+// The shards' own indexes take their tuning from the spec; the sharded index's tuning is not read.
+class ShardedSearchIndex final : public detail::IndexImpl {
 public:
-    ShardedSearchIndex(const Corpus& corpus, const ShardBackendSpec& spec)
-        : SearchIndex(VectorView::of(corpus.vectors())), id_(next_index_id++) {
+    ShardedSearchIndex(const Corpus& corpus, const ShardBackendSpec& spec) : id_(next_index_id++) {
         collective("building the sharded index", [&] {
             shard_ops::send_command({shard_ops::Op::build, 0, id_, 0, 0, 0});
             shard_ = shard_ops::build(&corpus, &spec);
@@ -43,23 +44,23 @@ public:
     std::string name() const override { return shard_->index->name(); }
     std::string label() const override { return shard_->label; }
 
-protected:
-    TopK search_impl(const SearchQueries& queries, std::size_t k) override {
+    TopK search(const SearchQueries& queries, std::size_t k, const SearchTuning&) override {
         return collective("search", [&] {
             shard_ops::send_command({shard_ops::Op::search, 0, id_, k, 0, 0});
             return shard_ops::search(*shard_, &queries, k);
         });
     }
 
-    SelfJoin self_join_impl(std::size_t n_rows, std::size_t q, std::size_t k_stored,
-                            const ProgressFn& progress) override {
+    SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const SearchTuning&,
+                       const ProgressFn& progress) override {
         return collective("self-join", [&] {
             shard_ops::send_command({shard_ops::Op::self_join, 0, id_, n_rows, q, k_stored});
             return self_join_from(shard_ops::self_join(*shard_, n_rows, k_stored, progress), n_rows, q);
         });
     }
 
-    TopK search_candidates_impl(const SearchQueries& queries, const RowLists& candidates, std::size_t k) override {
+    TopK search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
+                           const SearchTuning&) override {
         return collective("search_candidates", [&] {
             shard_ops::send_command({shard_ops::Op::candidates, 0, id_, k, 0, 0});
             return shard_ops::search_candidates(*shard_, &queries, &candidates, k);
@@ -76,7 +77,9 @@ private:
 std::unique_ptr<SearchIndex> make_sharded_index(const Corpus& corpus, const ShardBackendSpec& spec) {
     if (shard_world().size < 2 || shard_world().rank != 0)
         throw UsageError("a sharded index is built on rank 0 of an MPI job of several ranks");
-    return std::make_unique<ShardedSearchIndex>(corpus, spec);
+    const VectorView rows = VectorView::of(corpus.vectors());
+    check_search_corpus(rows);  // before any rank builds its shard
+    return std::make_unique<SearchIndex>(rows, std::make_unique<ShardedSearchIndex>(corpus, spec));
 }
 
 }  // namespace novelty
