@@ -3,10 +3,10 @@
 #include "cli_common.hpp"
 
 #include "novelty/corpus/vectors.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
-#include "novelty/util/notices.hpp"
+#include "util/notices.hpp"
 #include "novelty/request/scope.hpp"
 #include "novelty_host/jobs/progress.hpp"
 

@@ -4,10 +4,10 @@
 // vectors handed to the search itself so that they are read in place.
 #include "bindings.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 #include "novelty/request/resolver.hpp"
 #include "novelty/util/error.hpp"
-#include "record_json.hpp"
+#include "request/json/record_json.hpp"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

@@ -6,7 +6,7 @@
 #include "embedder_choice.hpp"
 #include "query_input.hpp"
 
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/request/query_records.hpp"
@@ -16,7 +16,7 @@
 #include "novelty_host/jobs/progress.hpp"
 #include "novelty_host/jobs/resumable_output.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

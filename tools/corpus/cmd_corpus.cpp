@@ -8,7 +8,7 @@
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

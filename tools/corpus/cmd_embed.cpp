@@ -2,7 +2,7 @@
 #include "cli_common.hpp"
 #include "embedder_choice.hpp"
 
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/corpus/corpus_embed.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"

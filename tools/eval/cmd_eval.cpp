@@ -8,8 +8,8 @@
 #include "novelty/util/error.hpp"
 #include "novelty/scoring/metrics.hpp"
 
-#include "json_parse.hpp"
-#include "novelty/util/message_text.hpp"
+#include "io/json/json_parse.hpp"
+#include "util/message_text.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cmath>

@@ -3,12 +3,12 @@
 // rates and hybrid pass-and-name, from `novelty claims` results and a labels file.
 #include "cli_common.hpp"
 
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/atomic_file.hpp"
 #include "novelty/claimnov/claimnov_eval.hpp"
 #include "novelty/util/error.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -10,7 +10,7 @@
 
 #include "novelty/util/atomic_file.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 #include "novelty_host/jobs/progress.hpp"
 
 #include <nlohmann/json.hpp>

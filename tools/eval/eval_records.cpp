@@ -2,9 +2,9 @@
 #include "eval_records.hpp"
 
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <fstream>
 #include <string_view>

@@ -7,7 +7,7 @@
 #include "record_sink.hpp"
 #include "retrieve_llm.hpp"
 
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/atomic_file.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/request/retrieval_run.hpp"

@@ -17,7 +17,7 @@
 #include "scoring/self_join_update.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/notices.hpp"
+#include "util/notices.hpp"
 #include "util/file_util.hpp"
 #include "util/kill_point.hpp"
 

@@ -7,7 +7,7 @@
 #include "io/jsonl.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/corpus/corpus.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/import.hpp"
 #include "corpus/sqlite_db.hpp"

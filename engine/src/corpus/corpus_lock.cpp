@@ -1,7 +1,7 @@
 #include "corpus/corpus_lock.hpp"
 
 #include "novelty/util/error.hpp"
-#include "novelty/util/notices.hpp"
+#include "util/notices.hpp"
 
 #include <sys/file.h>
 #include <sys/stat.h>

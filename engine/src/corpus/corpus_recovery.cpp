@@ -1,7 +1,7 @@
 #include "corpus/corpus_recovery.hpp"
 
 #include "corpus/add_in_place.hpp"
-#include "novelty/util/notices.hpp"
+#include "util/notices.hpp"
 
 #include <cerrno>
 #include <csignal>

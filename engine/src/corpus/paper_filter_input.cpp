@@ -6,7 +6,7 @@
 #include "io/text_lines.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "io/json/json_parse.hpp"
 
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 namespace novelty {
 

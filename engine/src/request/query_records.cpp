@@ -2,7 +2,7 @@
 
 #include "io/jsonl.hpp"
 #include "request/json/record_json.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/error.hpp"
 
 #include <unordered_map>

@@ -5,7 +5,7 @@
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/io/npy.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 namespace novelty {
 

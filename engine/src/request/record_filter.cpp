@@ -1,7 +1,7 @@
 #include "request/json/record_filter.hpp"
 
 #include "io/jsonl.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <nlohmann/json.hpp>
 

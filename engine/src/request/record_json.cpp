@@ -3,7 +3,7 @@
 #include "io/json/json_parse.hpp"
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "request/json/record_filter.hpp"
 
 #include <nlohmann/json.hpp>

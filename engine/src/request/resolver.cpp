@@ -3,7 +3,7 @@
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/encoder/embedder.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,5 +1,5 @@
 // Density definitions and relative ranks (docs/scoring.md).
-#include "novelty/scoring/density_variants.hpp"
+#include "scoring/density_variants.hpp"
 
 #include "novelty/util/error.hpp"
 

@@ -1,5 +1,5 @@
 // Neighbour profiles for scoring many variants at once (docs/scoring.md).
-#include "novelty/scoring/neighbor_profiles.hpp"
+#include "scoring/neighbor_profiles.hpp"
 
 #include "novelty/util/error.hpp"
 #include "search/index_check.hpp"

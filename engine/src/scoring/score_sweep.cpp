@@ -1,5 +1,5 @@
 // Score variants computed from neighbour profiles (docs/scoring.md, "The score sweep").
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 
 #include "novelty/util/error.hpp"
 

@@ -4,9 +4,9 @@
 // chosen on training folds only.
 #pragma once
 
-#include "novelty/scoring/density_variants.hpp"
+#include "scoring/density_variants.hpp"
 #include "novelty/scoring/metrics.hpp"
-#include "novelty/scoring/neighbor_profiles.hpp"
+#include "scoring/neighbor_profiles.hpp"
 
 #include <cstddef>
 #include <cstdint>

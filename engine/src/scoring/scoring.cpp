@@ -1,5 +1,5 @@
 // RND, ND, HD and ON scores (docs/scoring.md).
-#include "novelty/scoring/density_variants.hpp"
+#include "scoring/density_variants.hpp"
 #include "novelty/util/error.hpp"
 #include "search/index_check.hpp"
 #include "novelty/scoring/density_store.hpp"

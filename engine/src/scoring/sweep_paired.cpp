@@ -1,6 +1,6 @@
 // Paired comparisons of sweep variants (score_sweep.hpp): AUROC differences with paired
 // bootstrap intervals, over all ideas and per group.
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 
 #include "novelty/util/error.hpp"
 

@@ -1,7 +1,7 @@
 // Statistics of the score sweep: KS between groups, stratified folds, the cross-validated
 // logistic combination and the choice of the winner on training folds (docs/scoring.md).
 #include "novelty/util/error.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include "io/text_lines.hpp"
 

@@ -1,4 +1,4 @@
-#include "novelty/util/notices.hpp"
+#include "util/notices.hpp"
 
 #include <cstdio>
 

@@ -4,7 +4,7 @@
 #include "novelty/util/error.hpp"
 #include "novelty_host/llm/model_discovery.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 #include "novelty/util/atomic_file.hpp"
 #include "novelty/util/error.hpp"
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -7,7 +7,7 @@
 #include "novelty/util/error.hpp"
 
 #include <curl/curl.h>
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <utility>
 
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 #include "novelty/util/error.hpp"
 #include "llm/json_answer.hpp"
 

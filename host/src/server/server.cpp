@@ -14,7 +14,7 @@
 #include "novelty_host/jobs/job_registry.hpp"
 
 #include <httplib.h>
-#include "json_parse.hpp"
+#include "io/json/json_parse.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
-#include "json_parse.hpp"
-#include "record_filter.hpp"
-#include "record_json.hpp"
+#include "io/json/json_parse.hpp"
+#include "request/json/record_filter.hpp"
+#include "request/json/record_json.hpp"
 #include "server/server_requests.hpp"
 
 #include "novelty/corpus/vectors.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/request/query_records.hpp"
 

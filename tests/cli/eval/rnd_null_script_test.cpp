@@ -3,7 +3,7 @@
 // KS statistic between the fields as computed from the engine's scores; refuses a field too small
 // for --per-field and a malformed --pq.
 #include "novelty/io/npy.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 #include "search_reference.hpp"
 #include "test_util.hpp"
 

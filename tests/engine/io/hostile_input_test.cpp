@@ -8,7 +8,7 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/import.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "test_util.hpp"
 #include "io/text_lines.hpp"
 

@@ -1,7 +1,7 @@
 // The paired bootstrap of AUROC(a) - AUROC(b): hand-computed cases, a brute-force reference that
 // redraws the same resamples, and the per-group comparisons of the sweep.
 #include "novelty/scoring/metrics.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 #include "novelty/util/error.hpp"
 #include "scoring/split_mix64.hpp"
 

@@ -1,7 +1,7 @@
 // The statistics of `novelty eval sweep` on hand-computed cases: AUROC and bootstrap intervals
 // per group, the KS statistic, ranks, folds, the logistic fit and the choice of the winner.
 #include "novelty/util/error.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/score_sweep.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The density definitions, neighbour profiles and the scores built on them (density_p,
 // rnd_euclid, relative HD, HD's historical window) against brute force on random data.
-#include "novelty/scoring/density_variants.hpp"
+#include "scoring/density_variants.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/scoring/neighbor_profiles.hpp"
-#include "novelty/scoring/score_sweep.hpp"
+#include "scoring/neighbor_profiles.hpp"
+#include "scoring/score_sweep.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "scoring_corpus.hpp"
 #include "search_reference.hpp"

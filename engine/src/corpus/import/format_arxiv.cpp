@@ -5,7 +5,7 @@
 // (the snapshot keeps the submitters' line breaks) become single spaces.
 #include "corpus/import/record_fields.hpp"
 #include "io/jsonl.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <cctype>
 

@@ -5,7 +5,7 @@
 // exports that carry "openalex", "abstract", "date", "year", "venue" and string "concepts" (as
 // in the SYNERGY datasets) are read too. The id keeps only the work key ("W2125158795").
 #include "corpus/import/record_fields.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <algorithm>
 #include <utility>

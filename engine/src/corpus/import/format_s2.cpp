@@ -11,7 +11,7 @@
 #include "corpus/import/record_fields.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "io/jsonl.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <cerrno>
 #include <cmath>

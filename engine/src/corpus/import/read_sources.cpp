@@ -2,7 +2,7 @@
 
 #include "io/jsonl.hpp"
 #include "novelty/util/error.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <sqlite3.h>
 

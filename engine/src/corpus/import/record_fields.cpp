@@ -3,7 +3,7 @@
 #include "io/jsonl.hpp"
 #include "io/text_lines.hpp"
 #include "io/json/json_parse.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/corpus/corpus.hpp"
 

@@ -3,7 +3,7 @@
 #include "novelty/corpus/vectors.hpp"
 #include "novelty/io/npy.hpp"
 #include "novelty/util/checksum.hpp"
-#include "novelty/util/message_text.hpp"
+#include "util/message_text.hpp"
 
 #include <cmath>
 #include <cstring>
