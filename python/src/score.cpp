@@ -26,13 +26,7 @@ std::vector<std::string> score_locked(IndexHandle& h, const SearchQueries& q, co
     ScoreOptions& options = run.options;
     options.on_density_progress = std::move(progress);
     const ScoreReportContext& report = run.report;
-    ScoreInput input;
-    input.vectors = q.vectors;
-    input.n_ideas = q.n_queries;
-    input.dim = q.dim;
-    input.row_limit = q.scope.row_limit;
-    input.excluded = q.scope.excluded;
-    input.filters = q.scope.filters;
+    const ScoreInput input = ScoreInput::of(q);
     Scorer scorer(corpus, *h.index, options);
     const std::vector<IdeaScore> scores = q.n_queries == 0 ? std::vector<IdeaScore>{} : scorer.score(input);
     std::vector<std::string> lines(q.n_queries);

@@ -148,6 +148,17 @@ void Scorer::score_idea(std::size_t i, const Searches& found, const NeighbourSim
     score_hd_on(i, found, s);
 }
 
+ScoreInput ScoreInput::of(const SearchQueries& queries) {
+    ScoreInput input;
+    input.vectors = queries.vectors;
+    input.n_ideas = queries.n_queries;
+    input.dim = queries.dim;
+    input.row_limit = queries.scope.row_limit;
+    input.excluded = queries.scope.excluded;
+    input.filters = queries.scope.filters;
+    return input;
+}
+
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     const std::size_t n = input.n_ideas;
     SearchQueries queries{input.vectors, n, input.dim};

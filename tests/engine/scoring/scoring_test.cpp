@@ -246,3 +246,28 @@ TEST(Scoring, PAndQBeyondTheCutoffAreErrors) {
     ScoreInput input{ideas.data(), 1, 4, {corpus.rows_through(*parse_date("2001"))}, {}};  // 5 rows
     EXPECT_THROW(scorer.score(input), UsageError);
 }
+
+namespace novelty {
+namespace {
+
+TEST(ScoreInputOf, TakesTheVectorsLimitsExclusionsAndFiltersOfASearch) {
+    const std::vector<float> vectors = {1, 0, 0, 1, 0.5f, 0.5f};
+    SearchQueries queries{vectors.data(), 3, 2};
+    queries.scope.row_limit = {4, 9, 2};
+    queries.scope.excluded.add({3});
+    queries.scope.excluded.add({});
+    queries.scope.excluded.add({1, 0});
+    queries.scope.filters = {std::make_shared<RowFilter>(RowFilter::none(10))};
+    const ScoreInput input = ScoreInput::of(queries);
+    EXPECT_EQ(input.vectors, vectors.data());
+    EXPECT_EQ(input.n_ideas, 3u);
+    EXPECT_EQ(input.dim, 2u);
+    EXPECT_EQ(input.row_limit, queries.scope.row_limit);
+    EXPECT_EQ(input.excluded.offsets, queries.scope.excluded.offsets);
+    EXPECT_EQ(input.excluded.rows, queries.scope.excluded.rows);
+    ASSERT_EQ(input.filters.size(), 1u);
+    EXPECT_EQ(input.filters[0], queries.scope.filters[0]);
+}
+
+}  // namespace
+}  // namespace novelty

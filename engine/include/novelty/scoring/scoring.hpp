@@ -67,6 +67,10 @@ struct ScoreInput {
     /// allows. The neighbours' own densities stay the corpus's (within the idea's cutoff and
     /// exclusions), so RND compares the idea with its filtered neighbours on the corpus's scale.
     std::vector<std::shared_ptr<const RowFilter>> filters;
+
+    /// The ideas of a search: its vectors (views: `queries` must outlive the input), row limits,
+    /// exclusions and filters (row begins and self-exclusion have no meaning for an idea).
+    static ScoreInput of(const SearchQueries& queries);
 };
 
 struct IdeaScore {
