@@ -11,7 +11,7 @@
 #include "util/file_util.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
-#include "search/index_check.hpp"
+#include "scoring/index_check.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 
 #include <algorithm>

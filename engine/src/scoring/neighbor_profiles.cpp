@@ -2,7 +2,7 @@
 #include "scoring/neighbor_profiles.hpp"
 
 #include "novelty/util/error.hpp"
-#include "search/index_check.hpp"
+#include "scoring/index_check.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // RND, ND, HD and ON scores (docs/scoring.md).
 #include "scoring/density_variants.hpp"
 #include "novelty/util/error.hpp"
-#include "search/index_check.hpp"
+#include "scoring/index_check.hpp"
 #include "novelty/scoring/density_store.hpp"
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/scoring/scoring.hpp"

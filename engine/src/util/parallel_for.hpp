@@ -3,7 +3,7 @@
 // end). The first exception thrown by fn stops the remaining blocks and is rethrown here.
 #pragma once
 
-#include "novelty/search/search.hpp"
+#include "novelty/util/progress.hpp"
 
 #include <cstddef>
 #include <functional>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "novelty/io/npy.hpp"
+#include "novelty/util/progress.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -141,8 +142,6 @@ struct SelfJoin {
     std::string computed_by;
 };
 
-/// Progress callback: units done, units total.
-using ProgressFn = std::function<void(std::size_t done, std::size_t total)>;
 
 /// Tuning that does not change results (tests use small tiles to cross tile boundaries).
 struct SearchTuning {
