@@ -38,8 +38,6 @@ TEST(ScopeRules, RangesAreClampedToTheRowsAndBeginsToTheirLimits) {
     EXPECT_EQ(open.begin(1), 0u);
     EXPECT_FALSE(open.has_begins() || open.has_limits() || open.has_exclusions() || open.has_filters() ||
                  open.excludes_self());
-    EXPECT_TRUE(SearchScope{}.unrestricted());
-    EXPECT_FALSE(scope.unrestricted());
 }
 
 TEST(ScopeRules, ExclusionsFiltersAndSelfRowsAreLeftOut) {

@@ -89,10 +89,6 @@ struct SearchScope {
         if (filters.empty()) return nullptr;
         return filters.size() == 1 ? filters[0].get() : filters[i].get();
     }
-    /// true when nothing limits any query (every row of the index may be found).
-    bool unrestricted() const {
-        return row_begin.empty() && row_limit.empty() && excluded.rows.empty() && filters.empty() && first_self_row < 0;
-    }
 };
 
 /// What to search for: n_queries float32 query vectors (normalised by the index) and the rows
