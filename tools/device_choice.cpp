@@ -12,27 +12,26 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags) {
     command->add_option("--device", flags.device,
                         "auto (default: CUDA when compiled in and a GPU is present), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-    command->add_option("--device-storage", flags.storage,
+    command->add_option("--device-storage", flags.device_storage,
                         "How the CUDA backend holds the corpus: f16 (default), bf16 or f32 (neighbours identical "
                         "to the CPU backend's)")
         ->check(CLI::IsMember({"f16", "bf16", "f32"}));
-    command->add_option("--storage", flags.cpu_storage,
+    command->add_option("--storage", flags.storage,
                         "How the CPU index holds the corpus: f32 (default) or bf16 (half the memory; products "
                         "screened in bf16 and re-scored in float32, so results are identical to f32's)")
         ->check(CLI::IsMember({"f32", "bf16"}));
-    command->add_option("--device-memory", flags.memory_mib,
+    command->add_option("--device-memory", flags.device_memory_mib,
                         "GPU memory the CUDA backend may use, in MiB (default: 90% of free); a corpus that does "
                         "not fit is streamed through in chunks");
 }
 
 std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std::size_t threads, bool quiet) {
-    auto backend =
-        make_backend(flags.device, cuda_options(flags.storage, flags.memory_mib), cpu_options(flags.cpu_storage));
+    auto backend = make_backend(flags);
     backend->tuning.threads = threads;
     if (!quiet && backend->name() == "cuda") {
         const auto devices = list_devices();
         std::fprintf(stderr, "novelty: searching on the GPU (%s, %s storage)\n",
-                     devices.empty() ? "CUDA" : devices.front().name.c_str(), flags.storage.c_str());
+                     devices.empty() ? "CUDA" : devices.front().name.c_str(), flags.device_storage.c_str());
     }
     return backend;
 }
@@ -41,8 +40,8 @@ std::unique_ptr<SearchIndex> make_index(const Corpus& corpus, const SearchBacken
     if (shard_world().size < 2) return backend.build(VectorView::of(corpus.vectors()));
     ShardBackendSpec spec;
     spec.device = flags.device;
-    spec.cuda = cuda_options(flags.storage, flags.memory_mib);
-    spec.cpu = cpu_options(flags.cpu_storage);
+    spec.cuda = cuda_options(flags.device_storage, flags.device_memory_mib);
+    spec.cpu = cpu_options(flags.storage);
     spec.tuning = backend.tuning;
     return make_sharded_index(corpus, spec);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "novelty/corpus/corpus.hpp"
+#include "novelty/search/backends.hpp"
 #include "novelty/search/search.hpp"
 
 #include <CLI/CLI.hpp>
@@ -13,12 +14,8 @@
 
 namespace novelty::cli {
 
-struct DeviceFlags {
-    std::string device = "auto";   ///< auto | cpu | cuda
-    std::string storage = "f16";   ///< f16 | bf16 | f32 (CUDA only: --device-storage)
-    std::string cpu_storage = "f32";  ///< f32 | bf16 (the CPU index: --storage)
-    std::size_t memory_mib = 0;    ///< CUDA memory budget; 0 = 90% of free
-};
+/// --device, --device-storage, --device-memory and --storage: the engine's backend choice.
+using DeviceFlags = BackendChoice;
 
 /// Registers the four flags on `command`.
 void add_device_flags(CLI::App* command, DeviceFlags& flags);

@@ -24,15 +24,13 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
     // An empty storage is each backend's default (CUDA f16, CPU f32); a named one applies to the
     // backend chosen (CPU: f32 or bf16; CUDA: f16, bf16 or f32).
     const bool on_cpu = device == "cpu" || (device == "auto" && auto_device() == "cpu");
-    CudaBackendOptions options;
-    CpuBackendOptions cpu;
+    BackendChoice choice;
+    choice.device = device;
+    choice.device_memory_mib = memory_mib;
+    if (!storage.empty()) (on_cpu ? choice.storage : choice.device_storage) = storage;
     try {
-        if (on_cpu)
-            cpu = cpu_options(storage.empty() ? "f32" : storage);
-        else
-            options = cuda_options(storage.empty() ? "f16" : storage, memory_mib);
         nb::gil_scoped_release release;
-        h->backend = make_backend(device, options, cpu);
+        h->backend = make_backend(choice);
         h->backend->tuning.threads = threads;
         h->index = h->backend->build(VectorView::of(h->corpus->vectors()));
     } catch (...) {

@@ -68,20 +68,14 @@ host::TriageServiceOptions triage_options(const host::ServerOptions& server,
                                           const host::ClaimsServiceOptions& claims) {
     host::TriageServiceOptions options;
     options.claims = claims;
-    options.device = server.device;
-    options.device_storage = server.device_storage;
-    options.device_memory_mib = server.device_memory_mib;
-    options.storage = server.storage;
+    options.backend = server.backend;
     options.threads = server.threads;
     return options;
 }
 
 int run_serve(ServeArgs& args) {
     host::ServerOptions options = args.server;
-    options.device = args.device.device;
-    options.device_storage = args.device.storage;
-    options.storage = args.device.cpu_storage;
-    options.device_memory_mib = args.device.memory_mib;
+    options.backend = args.device;
     if (!args.token_file.empty()) options.token = read_token(args.token_file);
     if (args.max_wait_ms < 0) throw UsageError("--max-wait-ms must not be negative");
     options.max_wait = std::chrono::microseconds(static_cast<long long>(args.max_wait_ms * 1000));

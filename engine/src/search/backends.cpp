@@ -55,4 +55,9 @@ std::unique_ptr<SearchBackend> make_backend(const std::string& device, const Cud
     throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
 }
 
+std::unique_ptr<SearchBackend> make_backend(const BackendChoice& choice) {
+    return make_backend(choice.device, cuda_options(choice.device_storage, choice.device_memory_mib),
+                        cpu_options(choice.storage));
+}
+
 }  // namespace novelty

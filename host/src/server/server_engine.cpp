@@ -118,8 +118,7 @@ struct ServerEngine::Impl {
 
     explicit Impl(const ServerOptions& given)
         : options(given),
-          backend(make_backend(given.device, cuda_options(given.device_storage, given.device_memory_mib),
-                               cpu_options(given.storage))),
+          backend(make_backend(given.backend)),
           corpus(Corpus::open(given.corpus_dir)) {
         if (!corpus.has_vectors())
             throw CorpusError(corpus.dir() + ": the corpus has no vectors yet (run 'novelty corpus embed' or "

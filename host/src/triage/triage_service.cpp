@@ -189,8 +189,7 @@ TriageService::TriageService(TriageServiceOptions options, std::unique_ptr<Embed
     if (s.options.claims.window == 0) throw UsageError("--window must be at least 1");
     s.store = std::make_unique<PoolClaimStore>(s.options.claims.claims_cache.empty() ? ":memory:" : s.options.claims.claims_cache);
     s.stages = std::make_unique<ClaimStageSet>(s.options.claims.llm);
-    s.backend = make_backend(s.options.device, cuda_options(s.options.device_storage, s.options.device_memory_mib),
-                             cpu_options(s.options.storage));
+    s.backend = make_backend(s.options.backend);
     s.backend->tuning.threads = s.options.threads;
 }
 

@@ -141,6 +141,27 @@ TEST(Backends, ChoiceFollowsBuildAndMachine) {
     if (!cuda_compiled()) EXPECT_THROW(make_cuda_backend(), UsageError);
 }
 
+TEST(Backends, AChoiceByNameMakesTheBackendItNames) {
+    BackendChoice choice;
+    choice.device = "cpu";
+    EXPECT_EQ(make_backend(choice)->label(), "cpu");
+    choice.storage = "bf16";
+    EXPECT_EQ(make_backend(choice)->label(), "cpu-bf16");
+    choice.device_storage = "int8";  // the CUDA storage is checked even when the CPU is chosen
+    EXPECT_THROW(make_backend(choice), UsageError);
+    choice.device_storage = "f32";
+    choice.storage = "f16";  // not a CPU storage
+    try {
+        make_backend(choice);
+        FAIL() << "f16 CPU storage must be refused";
+    } catch (const UsageError& e) {
+        EXPECT_EQ(e.parameter(), "storage");
+    }
+    choice.storage = "f32";
+    choice.device = "gpu";
+    EXPECT_THROW(make_backend(choice), UsageError);
+}
+
 }  // namespace
 }  // namespace novelty
 

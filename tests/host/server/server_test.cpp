@@ -199,7 +199,7 @@ TEST_F(ServerTest, OneIndexServesEveryRequest) {
 }
 
 TEST_F(ServerTest, Bf16StorageRepliesAsFloat32StorageDoes) {
-    // options.storage = "bf16" (novelty serve --storage bf16): the same search replies, and
+    // options.backend.storage = "bf16" (novelty serve --storage bf16): the same search replies, and
     // score replies whose provenance names the storage.
     const auto vectors = idea_vectors(4, 9);
     json ideas = json::array();
@@ -208,7 +208,7 @@ TEST_F(ServerTest, Bf16StorageRepliesAsFloat32StorageDoes) {
     Server f32(options());
     f32.start();
     ServerOptions o = options();
-    o.storage = "bf16";
+    o.backend.storage = "bf16";
     Server bf16(o);
     bf16.start();
     const Reply want = post(f32.port(), "/v1/search", body), got = post(bf16.port(), "/v1/search", body);
@@ -610,7 +610,7 @@ TEST_F(ServerTest, StopFinishesRequestsInFlight) {
 
 TEST_F(ServerTest, CudaDeviceIsRefusedAsByScoreAndTheCorpusIsNeverWritten) {
     ServerOptions o = options();
-    o.device = "cuda";
+    o.backend.device = "cuda";
     if (novelty::auto_device() != "cuda") {  // no CUDA compiled in, or no device: refused
         try {
             Server server(o);

@@ -90,7 +90,7 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
     novelty::host::TriageServiceOptions options;
     options.claims.corpus_dir = corpus;
     options.claims.max_proposals = 8;
-    options.storage = "bf16";  // novelty serve --storage bf16; the CLI ran with f32: the same records
+    options.backend.storage = "bf16";  // novelty serve --storage bf16; the CLI ran with f32: the same records
     auto service = std::make_shared<novelty::host::TriageService>(options, novelty::load_builtin_encoder(model_dir()));
     novelty::host::Server server(server_options);
     novelty::host::add_triage_endpoint(server, service);
@@ -128,7 +128,7 @@ TEST(ServerTriage, JobEqualsTheCliRecords) {
     server.stop();
 
     // The storage reaches the service's backend: one the CPU index does not have is refused.
-    options.storage = "f16";
+    options.backend.storage = "f16";
     EXPECT_THROW(novelty::host::TriageService(options, novelty::load_builtin_encoder(model_dir())), novelty::UsageError);
 }
 

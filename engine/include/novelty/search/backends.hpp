@@ -86,6 +86,20 @@ std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& optio
 std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options = {},
                                             const CpuBackendOptions& cpu = {});
 
+/// The search backend a user chooses, by name, as every edge takes it: the CLI's --device,
+/// --device-storage, --device-memory and --storage, the server's and the triage service's
+/// options, Python's Index(device=, storage=, memory_mib=).
+struct BackendChoice {
+    std::string device = "auto";         ///< auto | cpu | cuda (make_backend)
+    std::string device_storage = "f16";  ///< the CUDA backend's storage: f16 | bf16 | f32 (parse_storage)
+    std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget in MiB; 0 = 90% of free
+    std::string storage = "f32";         ///< the CPU index's storage: f32 | bf16 (parse_cpu_storage)
+};
+
+/// The backend `choice` names: make_backend(device, cuda_options(device_storage,
+/// device_memory_mib), cpu_options(storage)); UsageError for a name it does not know.
+std::unique_ptr<SearchBackend> make_backend(const BackendChoice& choice);
+
 /// What "auto" resolves to on this build and machine: "cuda" or "cpu".
 std::string auto_device();
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "novelty/encoder/embedder.hpp"
+#include "novelty/search/backends.hpp"
 #include "novelty_host/jobs/job_registry.hpp"
 
 #include <chrono>
@@ -21,10 +22,8 @@ struct ServerOptions {
     /// Bearer token every endpoint but /healthz requires ("Authorization: Bearer TOKEN"); empty
     /// = no auth.
     std::string token;
-    std::string device = "auto";     ///< auto | cpu | cuda, as `novelty score --device`
-    std::string device_storage = "f16";  ///< f16 | bf16 | f32: the CUDA backend's corpus storage
-    std::string storage = "f32";         ///< f32 | bf16: the CPU index's corpus storage (results identical)
-    std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget; 0 = 90% of free
+    /// The search backend, as `novelty score --device/--device-storage/--device-memory/--storage`.
+    BackendChoice backend;
     std::size_t threads = 0;         ///< backend worker threads, 0 = all cores
     std::size_t http_threads = 64;   ///< connections served at once
     /// Connections open at once, served or waiting for a thread; more are answered 503 at once.

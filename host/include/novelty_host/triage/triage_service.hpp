@@ -6,6 +6,7 @@
 #pragma once
 
 #include "novelty/encoder/embedder.hpp"
+#include "novelty/search/backends.hpp"
 #include "novelty_host/claimnov/claims_service.hpp"
 #include "novelty_host/jobs/job_registry.hpp"
 #include "novelty_host/server/server.hpp"
@@ -18,10 +19,8 @@ namespace novelty::host {
 
 struct TriageServiceOptions {
     ClaimsServiceOptions claims;   ///< corpus, LLM settings, pool claim store, window, rule threshold, limits
-    std::string device = "cpu";    ///< the search backend for dedup and RND: auto | cpu | cuda
-    std::string device_storage = "f16";  ///< the CUDA backend's corpus storage (--device-storage)
-    std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget (--device-memory)
-    std::string storage = "f32";         ///< the CPU index's corpus storage (--storage)
+    /// The search backend for dedup and RND (on the CPU unless chosen otherwise).
+    BackendChoice backend{"cpu"};
     std::size_t threads = 0;
 };
 
