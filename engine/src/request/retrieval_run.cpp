@@ -129,7 +129,9 @@ std::vector<RankingsByTag> RetrievalRanker::rank(const RetrievalBatch& batch, co
     std::vector<RankingsByTag> out(n);
     for (std::size_t i = 0; i < n; ++i) {
         Ranking bm25;
-        if (need_bm25_) bm25 = bm25_->rank(batch.texts[i], row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i));
+        if (need_bm25_)
+            bm25 = bm25_->rank(batch.texts[i], row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_,
+                               filter_of(q.scope, i));
         for (const auto& m : settings_.methods) {
             if (m == "dense") out[i][m] = truncated(dense[i], settings_.k);
             if (m == "bm25") out[i][m] = truncated(bm25, settings_.k);
@@ -162,7 +164,8 @@ void RetrievalRanker::rank_rewrites(const RetrievalBatch& batch, std::size_t i, 
                 std::vector<Ranking> rankings;
                 if (m != "bm25") rankings.push_back(dense_one(q, i, vectors, v));
                 if (m != "dense")
-                    rankings.push_back(bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i)));
+                    rankings.push_back(
+                        bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i)));
                 ++v;
                 return rankings;
             };
