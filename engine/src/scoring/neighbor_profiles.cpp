@@ -86,6 +86,7 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchIndex
     queries.dim = input.dim;
     queries.scope.row_limit = input.row_limit;
     queries.scope.excluded = input.excluded;
+    queries.scope.filters = input.filters;  // as the scorer: an idea's neighbours among the papers its filter allows
     if (queries.scope.row_limit.empty()) queries.scope.row_limit.assign(n, corpus.size());
     const TopK top = index.search(queries, k);
 
@@ -98,7 +99,7 @@ std::vector<NeighborProfile> neighbor_profiles(const Corpus& corpus, SearchIndex
         profile.searchable = std::min(queries.scope.row_limit[i], corpus.size());
         if (top.count[i] < k)
             throw UsageError("idea " + std::to_string(i) + " reaches only " + std::to_string(top.count[i]) +
-                             " papers within its cutoff and exclusions; " + std::to_string(k) + " are needed");
+                             " papers within its cutoff, exclusions and filter; " + std::to_string(k) + " are needed");
         profile.rows.assign(top.rows.begin() + i * k, top.rows.begin() + (i + 1) * k);
         profile.sims.assign(top.sims.begin() + i * k, top.sims.begin() + (i + 1) * k);
         profile.k_neighbor = kn;

@@ -30,10 +30,11 @@ struct ProfileOptions {
 /// One idea's profile. Orders follow TopK: similarity descending, ties by lower row.
 struct NeighborProfile {
     std::size_t searchable = 0;         ///< rows in the idea's prefix
-    std::vector<std::int64_t> rows;     ///< the idea's k_idea nearest papers
+    std::vector<std::int64_t> rows;     ///< the idea's k_idea nearest papers (among those its filter allows)
     std::vector<float> sims;            ///< their similarities to the idea
     /// p x k_neighbor, row-major: row r holds the similarities of rows[r]'s own k_neighbor
-    /// nearest papers within the idea's prefix, less the idea's exclusions and rows[r] itself.
+    /// nearest papers within the idea's prefix, less the idea's exclusions and rows[r] itself (the
+    /// corpus's, not filtered: as the scorer, RND compares on the corpus's scale).
     std::vector<float> neighbor_sims;
     std::size_t k_neighbor = 0;
 

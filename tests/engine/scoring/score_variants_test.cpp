@@ -132,6 +132,44 @@ TEST(NeighborProfiles, EqualBruteForceWithCutoffsAndExclusions) {
     }
 }
 
+TEST(NeighborProfiles, AFilterChoosesTheIdeasNeighboursButNotTheirOwnLists) {
+    // As the scorer: an idea's nearest papers come from those its filter allows (here rows
+    // divisible by 3), each such paper's own list from the corpus within the idea's cutoff and
+    // exclusions.
+    Fixture f;
+    ScoreInput input = f.input();
+    auto thirds = std::make_shared<RowFilter>(RowFilter::none(f.n));
+    for (std::size_t r = 0; r < f.n; r += 3) thirds->allow(r);
+    input.filters = {thirds};
+    const VectorView view = VectorView::of(f.corpus.vectors());
+    auto index = make_cpu_backend()->build(view);
+    ProfileOptions options;
+    options.k_idea = 15;
+    options.p = 10;
+    options.k_neighbor = 8;
+    const auto profiles = neighbor_profiles(f.corpus, *index, input, options);
+    std::vector<float> v(f.dim);
+    for (std::size_t i = 0; i < f.n_ideas; ++i) {
+        std::vector<std::int64_t> outside = f.excluded[i];
+        for (std::size_t r = 0; r < f.n; ++r)
+            if (r % 3 != 0) outside.push_back(static_cast<std::int64_t>(r));
+        const auto near = test::reference_topk(view, f.ideas.data() + i * f.dim, input.row_limit[i], outside, 15);
+        ASSERT_EQ(near.size(), 15u);
+        for (std::size_t r = 0; r < 15; ++r) {
+            EXPECT_EQ(profiles[i].rows[r] % 3, 0) << "idea " << i << " rank " << r;
+            EXPECT_NEAR(profiles[i].sims[r], near[r].sim, 1e-5);
+        }
+        for (std::size_t r = 0; r < 10; ++r) {
+            f.corpus.vectors().row_as_f32(static_cast<std::size_t>(profiles[i].rows[r]), v.data());
+            std::vector<std::int64_t> left_out = f.excluded[i];
+            left_out.push_back(profiles[i].rows[r]);
+            const auto theirs = test::reference_topk(view, v.data(), input.row_limit[i], left_out, 8);
+            for (std::size_t s = 0; s < 8; ++s)
+                EXPECT_NEAR(profiles[i].neighbor(r)[s], theirs[s].sim, 1e-5) << "idea " << i << " rank " << r;
+        }
+    }
+}
+
 TEST(NeighborProfiles, RefusesWhatTheCorpusCannotHold) {
     Fixture f;
     auto index = make_cpu_backend()->build(VectorView::of(f.corpus.vectors()));
