@@ -60,8 +60,6 @@ void check_methods(const std::vector<std::string>& methods) {
     }
 }
 
-const RowFilter* filter_of(const SearchScope& scope, std::size_t i) { return scope.filter(i); }
-
 std::span<const std::int64_t> excluded_of(const SearchScope& scope, std::size_t i) {
     if (scope.excluded.n_items() == 0) return {};
     return {scope.excluded.begin(i), scope.excluded.size(i)};
@@ -131,7 +129,7 @@ std::vector<RankingsByTag> RetrievalRanker::rank(const RetrievalBatch& batch, co
         Ranking bm25;
         if (need_bm25_)
             bm25 = bm25_->rank(batch.texts[i], row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_,
-                               filter_of(q.scope, i));
+                               q.scope.filter(i));
         for (const auto& m : settings_.methods) {
             if (m == "dense") out[i][m] = truncated(dense[i], settings_.k);
             if (m == "bm25") out[i][m] = truncated(bm25, settings_.k);
@@ -165,7 +163,8 @@ void RetrievalRanker::rank_rewrites(const RetrievalBatch& batch, std::size_t i, 
                 if (m != "bm25") rankings.push_back(dense_one(q, i, vectors, v));
                 if (m != "dense")
                     rankings.push_back(
-                        bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_, filter_of(q.scope, i)));
+                        bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_,
+                                    q.scope.filter(i)));
                 ++v;
                 return rankings;
             };
@@ -187,7 +186,7 @@ Ranking RetrievalRanker::dense_one(const SearchQueries& scopes, std::size_t i, c
     if (!all.row_limit.empty()) q.scope.row_limit = {all.row_limit[i]};
     const auto excluded = excluded_of(all, i);
     q.scope.excluded.add(std::vector<std::int64_t>(excluded.begin(), excluded.end()));
-    if (filter_of(all, i)) q.scope.filters = {all.filters.size() == 1 ? all.filters[0] : all.filters[i]};
+    if (all.filter(i)) q.scope.filters = {all.filters.size() == 1 ? all.filters[0] : all.filters[i]};
     return dense_(q, depth_)[0];
 }
 

@@ -35,7 +35,7 @@ void check_scope(const SearchScope& scope, std::size_t n_queries, std::size_t n_
 }
 
 ScopeRules::ScopeRules(const SearchScope& scope, std::size_t n_queries, std::size_t n_rows)
-    : n_queries_(n_queries), n_rows_(n_rows), first_self_row_(scope.first_self_row), filters_(scope.filters) {
+    : n_rows_(n_rows), first_self_row_(scope.first_self_row), filters_(scope.filters) {
     if (!scope.row_limit.empty()) {
         limits_.resize(n_queries);
         for (std::size_t i = 0; i < n_queries; ++i) limits_[i] = std::min(scope.row_limit[i], n_rows);

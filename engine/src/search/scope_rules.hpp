@@ -21,6 +21,13 @@ namespace novelty {
 /// public methods call it before any backend sees the scope.
 void check_scope(const SearchScope& scope, std::size_t n_queries, std::size_t n_rows);
 
+/// The scope of a self-join: query i is row i, left out of its own results.
+inline SearchScope rows_themselves() {
+    SearchScope scope;
+    scope.first_self_row = 0;
+    return scope;
+}
+
 /// The scope of n_queries queries searched over rows [0, n_rows) (the index, or a self-join's
 /// prefix). Holds its own clamped ranges, sorted copy of the exclusions and shares the filters,
 /// so it does not refer to the scope it was made from. Expects a checked scope (check_scope).
@@ -28,9 +35,6 @@ class ScopeRules {
 public:
     ScopeRules() = default;  ///< no queries
     ScopeRules(const SearchScope& scope, std::size_t n_queries, std::size_t n_rows);
-
-    std::size_t n_queries() const { return n_queries_; }
-    std::size_t n_rows() const { return n_rows_; }
 
     /// The end of query i's rows: row_limit[i] capped at n_rows; n_rows when there are no limits.
     std::size_t limit(std::size_t i) const { return limits_.empty() ? n_rows_ : limits_[i]; }
@@ -51,10 +55,7 @@ public:
     }
 
     bool has_begins() const { return !begins_.empty(); }
-    bool has_limits() const { return !limits_.empty(); }
-    bool has_exclusions() const { return !excluded_.empty(); }
     bool has_filters() const { return !filters_.empty(); }
-    bool excludes_self() const { return first_self_row_ >= 0; }
 
     /// Whether query i may find `row` when `row` is already known to lie in [begin(i), limit(i)):
     /// the filter allows it, it is not excluded and it is not the query itself.
@@ -79,7 +80,7 @@ public:
                         std::vector<std::int64_t>& rows) const;
 
 private:
-    std::size_t n_queries_ = 0, n_rows_ = 0;
+    std::size_t n_rows_ = 0;
     std::int64_t first_self_row_ = -1;
     std::vector<std::shared_ptr<const RowFilter>> filters_;
     std::vector<std::size_t> begins_, limits_;

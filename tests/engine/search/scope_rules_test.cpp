@@ -36,8 +36,9 @@ TEST(ScopeRules, RangesAreClampedToTheRowsAndBeginsToTheirLimits) {
     const ScopeRules open(SearchScope{}, 3, 100);
     EXPECT_EQ(open.limit(1), 100u);
     EXPECT_EQ(open.begin(1), 0u);
-    EXPECT_FALSE(open.has_begins() || open.has_limits() || open.has_exclusions() || open.has_filters() ||
-                 open.excludes_self());
+    EXPECT_FALSE(open.has_begins() || open.has_filters());
+    EXPECT_EQ(open.excluded(1), nullptr);
+    EXPECT_EQ(open.self_row(1), -1);
 }
 
 TEST(ScopeRules, ExclusionsFiltersAndSelfRowsAreLeftOut) {

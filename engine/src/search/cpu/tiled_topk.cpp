@@ -22,9 +22,7 @@ TopKProblem self_join_problem(const VectorView& corpus, std::size_t n_rows, std:
     problem.corpus.n_rows = n_rows;
     problem.queries = problem.corpus;
     problem.k = k_stored;
-    SearchScope rows_themselves;
-    rows_themselves.first_self_row = 0;
-    problem.scope = ScopeRules(rows_themselves, n_rows, n_rows);
+    problem.scope = ScopeRules(rows_themselves(), n_rows, n_rows);
     problem.tuning = tuning;
     return problem;
 }

@@ -44,9 +44,7 @@ public:
 
     SelfJoin self_join(std::size_t n_rows, std::size_t q, std::size_t k_stored, const SearchTuning& tuning,
                        const ProgressFn& progress) override {
-        SearchScope rows_themselves;  // query i is row i, left out of its own results
-        rows_themselves.first_self_row = 0;
-        TopK top = run(nullptr, n_rows, n_rows, k_stored, ScopeRules(rows_themselves, n_rows, n_rows), tuning,
+        TopK top = run(nullptr, n_rows, n_rows, k_stored, ScopeRules(rows_themselves(), n_rows, n_rows), tuning,
                        progress);
         return self_join_from(std::move(top), n_rows, q);
     }
