@@ -1,10 +1,11 @@
 #include "util/bf16_gemm.hpp"
 
 #include "novelty/util/error.hpp"
+#include "util/gemm_kernels.hpp"
 
 #include <cstring>
 
-#include "util/bf16_gemm_kernel.inc"
+#include "util/packed_gemm_kernel.inc"
 
 namespace novelty {
 
@@ -28,10 +29,13 @@ struct PortableOps {
     struct acc {
         float v[16];
     };
-    using pairs = const std::uint32_t*;
-    static acc zero() { return acc{}; }
-    static pairs load(const std::uint32_t* p) { return p; }
-    static acc dot(acc sum, std::uint32_t a, pairs b) {
+    using words = const std::uint32_t*;
+    float* y;
+    std::size_t ldy;
+    const float* bias;
+    acc zero() const { return acc{}; }
+    words load(const std::uint32_t* p) const { return p; }
+    acc dot(acc sum, std::uint32_t a, words b) const {
         const float a_lo = float_of_bits(a << 16), a_hi = float_of_bits(a & 0xffff0000u);
         for (int i = 0; i < 16; ++i) {
             sum.v[i] += a_hi * float_of_bits(b[i] & 0xffff0000u);
@@ -39,8 +43,9 @@ struct PortableOps {
         }
         return sum;
     }
-    static void store(float* dst, const acc& sum, const float* bias, std::size_t count) {
-        for (std::size_t i = 0; i < count; ++i) dst[i] = bias ? sum.v[i] + bias[i] : sum.v[i];
+    void store(std::size_t row, std::size_t col, const acc& sum, std::size_t count) const {
+        float* dst = y + row * ldy + col;
+        for (std::size_t i = 0; i < count; ++i) dst[i] = bias ? sum.v[i] + bias[col + i] : sum.v[i];
     }
 };
 
@@ -99,15 +104,18 @@ void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& 
 }
 
 void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
-    bf16_gemm_with<PortableOps>(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
+    PortableOps ops{y, w.out, bias};
+    packed_gemm_with(ops, xw, n, w.words.data(), w.pairs, w.panels, w.out);
 }
 
 void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                            std::size_t panels, std::size_t out, float* y) {
-    if (cpu_has_avx512_bf16())
+    if (cpu_has_avx512_bf16()) {
         bf16_gemm_avx512_raw(xw, n, words, pairs, panels, out, nullptr, y);
-    else
-        bf16_gemm_with<PortableOps>(xw, n, words, pairs, panels, out, nullptr, y);
+    } else {
+        PortableOps ops{y, out, nullptr};
+        packed_gemm_with(ops, xw, n, words, pairs, panels, out);
+    }
 }
 
 }  // namespace novelty

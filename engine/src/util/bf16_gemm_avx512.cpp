@@ -2,7 +2,9 @@
 // 16 float32 lanes per instruction). Only this file is compiled for that instruction set, by the
 // target pragma below; it is called only after cpu_has_avx512_bf16() said yes (bf16_gemm.cpp),
 // so the binary still runs on every x86-64 CPU. Nothing from the standard library is used here
-// (see bf16_gemm_kernel.inc).
+// (see packed_gemm_kernel.inc).
+#include "util/gemm_kernels.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -16,7 +18,7 @@
 #endif
 #endif
 
-#include "util/bf16_gemm_kernel.inc"
+#include "util/packed_gemm_kernel.inc"
 
 namespace novelty {
 
@@ -26,16 +28,19 @@ namespace {
 
 struct Avx512Bf16Ops {
     using acc = __m512;
-    using pairs = __m512i;
-    static acc zero() { return _mm512_setzero_ps(); }
-    static pairs load(const std::uint32_t* p) { return _mm512_loadu_si512(p); }
-    static acc dot(acc sum, std::uint32_t a, pairs b) {
+    using words = __m512i;
+    float* y;
+    std::size_t ldy;
+    const float* bias;
+    acc zero() const { return _mm512_setzero_ps(); }
+    words load(const std::uint32_t* p) const { return _mm512_loadu_si512(p); }
+    acc dot(acc sum, std::uint32_t a, words b) const {
         return _mm512_dpbf16_ps(sum, (__m512bh)_mm512_set1_epi32(static_cast<int>(a)), (__m512bh)b);
     }
-    static void store(float* dst, acc sum, const float* bias, std::size_t count) {
+    void store(std::size_t row, std::size_t col, acc sum, std::size_t count) const {
         const __mmask16 mask = count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
-        if (bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, bias));
-        _mm512_mask_storeu_ps(dst, mask, sum);
+        if (bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, bias + col));
+        _mm512_mask_storeu_ps(y + row * ldy + col, mask, sum);
     }
 };
 
@@ -45,7 +50,8 @@ bool bf16_avx512_compiled() { return true; }
 
 void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                           std::size_t panels, std::size_t out, const float* bias, float* y) {
-    bf16_gemm_with<Avx512Bf16Ops>(xw, n, words, pairs, panels, out, bias, y);
+    Avx512Bf16Ops ops{y, out, bias};
+    packed_gemm_with(ops, xw, n, words, pairs, panels, out);
 }
 
 #else
