@@ -88,7 +88,7 @@ class Embedder:
     @staticmethod
     def builtin(model_dir: str, name: str = '', threads: int = 0, precision: str = 'auto') -> Embedder:
         """
-        The built-in encoder from a sentence-transformers model directory; precision: auto, f32 or bf16 (the CPU encoder's linear layers).
+        The built-in encoder from a sentence-transformers model directory; precision: auto, f32, bf16 or int8 (the CPU encoder's linear layers).
         """
 
     @staticmethod

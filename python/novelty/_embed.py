@@ -57,9 +57,11 @@ class Embedder:
     (BERT family), or the base URL of an OpenAI-compatible server ("http://host:8080/v1", with
     `model` and `api_key`, which default to $NOVELTY_EMBED_MODEL and $NOVELTY_EMBED_API_KEY or
     $OPENAI_API_KEY). threads: CPU workers of the built-in encoder, 0 = all cores. precision: the
-    built-in CPU encoder's linear layers, "auto" (the fastest that meets the accuracy bar; f32 for now),
-    "f32" (the reference) or "bf16" (bf16 weights and activations, float32 sums; the same vectors,
-    no faster, on a CPU without AVX512-BF16); novelty.UsageError for another name.
+    built-in CPU encoder's linear layers, "auto" (the fastest that meets the accuracy bar on this
+    CPU; f32 on every CPU measured so far), "f32" (the reference), "bf16" (bf16 weights and
+    activations, float32 sums) or "int8" (int8 query, key, attention-output and first feed-forward
+    layers, bf16 for the rest); bf16 and int8 give the same vectors, no faster, on a CPU without
+    AVX512-BF16 / AVX512-VNNI (docs/encoder.md); novelty.UsageError for another name.
     """
 
     def __init__(
@@ -84,7 +86,7 @@ class Embedder:
 
     @property
     def precision(self) -> str:
-        """The built-in CPU encoder's precision as resolved ("f32" or "bf16"); "" for a server."""
+        """The built-in CPU encoder's precision as resolved ("f32", "bf16" or "int8"); "" for a server."""
         return self._e.precision
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

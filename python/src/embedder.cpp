@@ -73,8 +73,8 @@ void bind_embedder(nb::module_& m) {
     nb::class_<EmbedderHandle>(m, "Embedder", "A text encoder: texts in, L2-normalised float32 vectors out.")
         .def_static("builtin", &builtin, nb::arg("model_dir"), nb::arg("name") = "", nb::arg("threads") = 0,
                     nb::arg("precision") = "auto",
-                    "The built-in encoder from a sentence-transformers model directory; precision: auto, f32 or "
-                    "bf16 (the CPU encoder's linear layers).")
+                    "The built-in encoder from a sentence-transformers model directory; precision: auto, f32, "
+                    "bf16 or int8 (the CPU encoder's linear layers).")
         .def_static("http", &http, nb::arg("base_url"), nb::arg("model") = "", nb::arg("api_key") = "",
                     "An OpenAI-compatible /v1/embeddings server (model and key default to the environment).")
         .def_prop_ro("name", [](const EmbedderHandle& h) { return h.embedder->name(); })

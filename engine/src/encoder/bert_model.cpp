@@ -116,32 +116,74 @@ void linear(const float* x, std::size_t n, std::size_t in, const std::vector<flo
                 1.0f, x, static_cast<int>(in), w.data(), static_cast<int>(in), 1.0f, y, static_cast<int>(out));
 }
 
-// Scratch of one forward pass for the bf16 products: x rounded and packed in pairs (AVX512-BF16),
-// or rounded as float32 (sgemm).
-struct Bf16Scratch {
+// Scratch of one forward pass for the narrow products: x rounded to bf16 and packed in pairs
+// (AVX512-BF16) or rounded as float32 (sgemm), or quantized to int8.
+struct NarrowScratch {
     std::vector<std::uint32_t> pairs;
     std::vector<float> rounded;
+    Int8Rows int8;
 };
 
-// y[n x out] = bf16(x) * bf16(W)^T + b, float32 sums, by `precision`'s path (bf16_gemm.hpp).
-void linear_bf16(const float* x, std::size_t n, std::size_t in, const Bf16Linear& w, const std::vector<float>& b,
-                 std::size_t out, float* y, LinearPrecision precision, Bf16Scratch& scratch) {
-    if (precision == LinearPrecision::bf16_avx512) {
-        scratch.pairs.resize(n * ((in + 1) / 2));
-        pack_bf16_rows(x, n, in, scratch.pairs.data());
-        bf16_gemm_avx512(scratch.pairs.data(), n, w.panels, b.data(), y);
-        return;
+// y[n x out] = x * W^T + b with `w`'s narrow operands (bf16_gemm.hpp, int8_gemm.hpp).
+void linear_narrow(const float* x, std::size_t n, std::size_t in, const NarrowLinear& w, const std::vector<float>& b,
+                   std::size_t out, float* y, NarrowScratch& scratch) {
+    switch (w.kind) {
+        case NarrowLinear::Kind::bf16_avx512:
+            scratch.pairs.resize(n * ((in + 1) / 2));
+            pack_bf16_rows(x, n, in, scratch.pairs.data());
+            bf16_gemm_avx512(scratch.pairs.data(), n, w.panels, b.data(), y);
+            return;
+        case NarrowLinear::Kind::int8:
+            quantize_int8_rows(x, n, in, w.int8.path, scratch.int8,
+                               w.int8.input_factor.empty() ? nullptr : w.int8.input_factor.data());
+            int8_gemm(scratch.int8, w.int8, b.data(), y);
+            return;
+        case NarrowLinear::Kind::bf16_float32:
+            scratch.rounded.resize(n * in);
+            for (std::size_t i = 0; i < n * in; ++i) scratch.rounded[i] = round_to_bf16(x[i]);
+            linear(scratch.rounded.data(), n, in, w.rounded, b, out, y);
+            return;
     }
-    scratch.rounded.resize(n * in);
-    for (std::size_t i = 0; i < n * in; ++i) scratch.rounded[i] = round_to_bf16(x[i]);
-    linear(scratch.rounded.data(), n, in, w.rounded, b, out, y);
 }
 
-// The bf16 form of one weight [out x in] for `precision`; the float32 copy is released.
-Bf16Linear to_bf16_linear(std::vector<float>& w, std::size_t out, std::size_t in, LinearPrecision precision) {
-    Bf16Linear l;
-    if (precision == LinearPrecision::bf16_avx512) {
+// Per input of a linear layer fed by a LayerNorm (gamma, beta): the factor its activations are
+// multiplied by, and its weight column divided by, before int8 quantization (int8_gemm.hpp's
+// input_factor). LayerNorm's output is about gamma[i] n + beta[i] with n of unit scale, so
+// |gamma[i]| + |beta[i]| stands for the size of input i in every token; the factor
+// sqrt(max_o |W[o][i]| / (|gamma[i]| + |beta[i]|)) evens the sizes of activations and weights
+// between them (SmoothQuant's migration with alpha = 1/2, from the weights alone: no calibration
+// data). An input without a size (a zero) keeps factor 1.
+std::vector<float> smoothing_factors(const std::vector<float>& w, std::size_t out, std::size_t in,
+                                     const std::vector<float>& gamma, const std::vector<float>& beta) {
+    std::vector<float> factor(in, 1.0f);
+    for (std::size_t i = 0; i < in; ++i) {
+        float w_max = 0.0f;
+        for (std::size_t o = 0; o < out; ++o) w_max = std::max(w_max, std::fabs(w[o * in + i]));
+        const float a = std::fabs(gamma[i]) + std::fabs(beta[i]);
+        const float f = std::sqrt(w_max / a);
+        if (w_max > 0.0f && a > 0.0f && std::isfinite(f) && f > 0.0f) factor[i] = f;
+    }
+    return factor;
+}
+
+// The LayerNorm in front of a linear layer, for smoothing_factors; null members for none.
+struct FeedingNorm {
+    const std::vector<float>* gamma = nullptr;
+    const std::vector<float>* beta = nullptr;
+};
+
+// The narrow form of one weight [out x in] (int8 laid out for `int8_path`, smoothed when a
+// LayerNorm feeds it); the float32 copy is released.
+NarrowLinear to_narrow_linear(std::vector<float>& w, std::size_t out, std::size_t in, NarrowLinear::Kind kind,
+                              Int8Path int8_path, FeedingNorm norm = {}) {
+    NarrowLinear l;
+    l.kind = kind;
+    if (kind == NarrowLinear::Kind::bf16_avx512) {
         l.panels = pack_bf16_panels(w.data(), out, in);
+    } else if (kind == NarrowLinear::Kind::int8) {
+        const std::vector<float> factor =
+            norm.gamma ? smoothing_factors(w, out, in, *norm.gamma, *norm.beta) : std::vector<float>();
+        l.int8 = quantize_int8_weights(w.data(), out, in, int8_path, factor.empty() ? nullptr : factor.data());
     } else {
         l.rounded.resize(w.size());
         for (std::size_t i = 0; i < w.size(); ++i) l.rounded[i] = round_to_bf16(w[i]);
@@ -212,23 +254,36 @@ std::vector<std::size_t> position_ids(const BertConfig& config, const std::vecto
     return out;
 }
 
-void BertModel::set_linear_precision(LinearPrecision precision) {
+void BertModel::set_linear_precision(LinearPrecision precision, unsigned int8_layers) {
     if (precision == precision_) return;
     if (precision_ != LinearPrecision::f32)
         throw UsageError("the encoder's linear precision is set once (its float32 weights are released)");
     if (precision == LinearPrecision::bf16_avx512 && !cpu_has_avx512_bf16())
         throw Error("bf16 products by AVX512-BF16 were asked for on a CPU without AVX512-BF16");
+    if (precision == LinearPrecision::int8_vnni && !cpu_has_avx512_vnni())
+        throw Error("int8 products by AVX512-VNNI were asked for on a CPU without AVX512-VNNI");
+    using Kind = NarrowLinear::Kind;
+    const bool int8 = precision == LinearPrecision::int8_vnni || precision == LinearPrecision::int8_float32;
+    const Int8Path int8_path = precision == LinearPrecision::int8_vnni ? Int8Path::vnni : Int8Path::float32;
+    // Both int8 paths give their bf16 layers the CPU's best bf16 path, so that they agree bit for bit.
+    const Kind bf16_kind = precision == LinearPrecision::bf16_avx512 || (int8 && cpu_has_avx512_bf16())
+                               ? Kind::bf16_avx512
+                               : Kind::bf16_float32;
+    auto kind_of = [&](LinearLayer which) { return int8 && (int8_layers & which) ? Kind::int8 : bf16_kind; };
     const std::size_t h = config_.hidden, inter = config_.intermediate;
-    bf16_layers_.clear();
+    narrow_layers_.clear();
+    FeedingNorm block_input{&emb_ln_g_, &emb_ln_b_};  // the block's input: the previous block's last LayerNorm
     for (BertLayer& layer : layers_) {
-        Bf16Layer b;
-        b.q = to_bf16_linear(layer.q_w, h, h, precision);
-        b.k = to_bf16_linear(layer.k_w, h, h, precision);
-        b.v = to_bf16_linear(layer.v_w, h, h, precision);
-        b.attn_out = to_bf16_linear(layer.attn_out_w, h, h, precision);
-        b.inter = to_bf16_linear(layer.inter_w, inter, h, precision);
-        b.out = to_bf16_linear(layer.out_w, h, inter, precision);
-        bf16_layers_.push_back(std::move(b));
+        NarrowLayer b;
+        b.q = to_narrow_linear(layer.q_w, h, h, kind_of(linear_query), int8_path, block_input);
+        b.k = to_narrow_linear(layer.k_w, h, h, kind_of(linear_key), int8_path, block_input);
+        b.v = to_narrow_linear(layer.v_w, h, h, kind_of(linear_value), int8_path, block_input);
+        b.attn_out = to_narrow_linear(layer.attn_out_w, h, h, kind_of(linear_attention_out), int8_path);
+        b.inter = to_narrow_linear(layer.inter_w, inter, h, kind_of(linear_intermediate), int8_path,
+                                   FeedingNorm{&layer.attn_ln_g, &layer.attn_ln_b});
+        block_input = FeedingNorm{&layer.out_ln_g, &layer.out_ln_b};
+        b.out = to_narrow_linear(layer.out_w, h, inter, kind_of(linear_output), int8_path);
+        narrow_layers_.push_back(std::move(b));
     }
     precision_ = precision;
 }
@@ -261,19 +316,19 @@ void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seq
 
     std::vector<float> q(n_tokens * h), k(n_tokens * h), v(n_tokens * h), ctx(n_tokens * h), attn(n_tokens * h);
     std::vector<float> inter(n_tokens * c.intermediate), scores;
-    Bf16Scratch scratch;
+    NarrowScratch scratch;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const BertLayer& layer = layers_[l];
-        // One linear layer at this model's precision: `f32_w` or its bf16 form `bf16_w`.
-        auto dense = [&](const float* in_rows, std::size_t in, const std::vector<float>& f32_w, const Bf16Linear& bf16_w,
-                         const std::vector<float>& b, std::size_t out, float* y) {
+        // One linear layer at this model's precision: `f32_w` or its narrow form `narrow_w`.
+        auto dense = [&](const float* in_rows, std::size_t in, const std::vector<float>& f32_w,
+                         const NarrowLinear& narrow_w, const std::vector<float>& b, std::size_t out, float* y) {
             if (precision_ == LinearPrecision::f32)
                 linear(in_rows, n_tokens, in, f32_w, b, out, y);
             else
-                linear_bf16(in_rows, n_tokens, in, bf16_w, b, out, y, precision_, scratch);
+                linear_narrow(in_rows, n_tokens, in, narrow_w, b, out, y, scratch);
         };
-        static const Bf16Layer no_bf16{};
-        const Bf16Layer& lb = precision_ == LinearPrecision::f32 ? no_bf16 : bf16_layers_[l];
+        static const NarrowLayer no_narrow{};
+        const NarrowLayer& lb = precision_ == LinearPrecision::f32 ? no_narrow : narrow_layers_[l];
         dense(x.data(), h, layer.q_w, lb.q, layer.q_b, h, q.data());
         dense(x.data(), h, layer.k_w, lb.k, layer.k_b, h, k.data());
         dense(x.data(), h, layer.v_w, lb.v, layer.v_b, h, v.data());

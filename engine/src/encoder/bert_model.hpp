@@ -1,8 +1,9 @@
 // A BERT encoder's forward pass on the CPU, for sentence embeddings: float32 throughout (OpenBLAS
-// sgemm), or with the linear layers' products in bf16 (bf16_gemm.hpp).
+// sgemm), or with the linear layers' products in bf16 (bf16_gemm.hpp) or int8 (int8_gemm.hpp).
 #pragma once
 
 #include "util/bf16_gemm.hpp"
+#include "util/int8_gemm.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -52,13 +53,36 @@ enum class LinearPrecision {
     f32,           ///< float32 weights and products (the reference)
     bf16_avx512,   ///< bf16 weights and activations, float32 sums, by vdpbf16ps (AVX512-BF16 CPUs)
     bf16_float32,  ///< the same bf16-rounded operands through float32 sgemm (any CPU; not faster)
+    int8_vnni,     ///< int8 (int8_gemm.hpp) for the layers int8_linear_layers names, by vpdpbusd
+                   ///< (AVX512-VNNI CPUs); bf16 for the others, by the best bf16 path of the CPU
+    int8_float32,  ///< the same integer sums through float32 sgemm (any CPU; not faster)
 };
 
-/// A linear layer's weight in bf16: packed panels for the AVX512-BF16 kernel, or the rounded
-/// values as float32 [out x in] for sgemm; only the one the precision uses is held.
-struct Bf16Linear {
+/// The six linear layers of a block, in the order of BertLayer; a bit mask of them selects which
+/// run in int8 under the int8 precisions.
+enum LinearLayer : unsigned {
+    linear_query = 1u << 0,
+    linear_key = 1u << 1,
+    linear_value = 1u << 2,
+    linear_attention_out = 1u << 3,
+    linear_intermediate = 1u << 4,
+    linear_output = 1u << 5,
+};
+
+/// The layers the int8 precisions run in int8: query, key, attention output and the first
+/// feed-forward layer (7 of each block's 12 hidden^2 multiply-adds). Chosen by the accuracy bar
+/// (docs/encoder.md): all-MiniLM-L6-v2 on 1,000 real abstracts, with the LayerNorm-fed layers
+/// smoothed, keeps cosine >= 0.999 to float32 with these (min 0.99937, mean 0.99965); adding the
+/// value layer (min 0.99865) or the second feed-forward layer (0.99897 with the others) breaks it.
+inline constexpr unsigned int8_linear_layers = linear_query | linear_key | linear_attention_out | linear_intermediate;
+
+/// One linear layer's weight in a narrow type, in the form its path multiplies (only that one is
+/// held): bf16 panels for AVX512-BF16, bf16-rounded float32 values for sgemm, or int8.
+struct NarrowLinear {
+    enum class Kind { bf16_avx512, bf16_float32, int8 } kind = Kind::bf16_float32;
     Bf16Panels panels;
     std::vector<float> rounded;
+    Int8Weights int8;
 };
 
 class BertModel {
@@ -70,10 +94,11 @@ public:
     const BertConfig& config() const { return config_; }
 
     /// Converts the linear layers' weights for `precision`, once, before the first forward();
-    /// bf16 releases their float32 copies (layers() then holds only the biases and LayerNorms).
-    /// Throws UsageError when called twice with different precisions, Error for bf16_avx512 on a
-    /// CPU without AVX512-BF16.
-    void set_linear_precision(LinearPrecision precision);
+    /// bf16 and int8 release their float32 copies (layers() then holds only the biases and
+    /// LayerNorms). Under int8, the layers in `int8_layers` (LinearLayer bits) are int8 and the
+    /// others bf16. Throws UsageError when called twice with different precisions, Error for
+    /// bf16_avx512 on a CPU without AVX512-BF16 and int8_vnni on one without AVX512-VNNI.
+    void set_linear_precision(LinearPrecision precision, unsigned int8_layers = 0);
     LinearPrecision linear_precision() const { return precision_; }
 
     /// Runs the encoder on `n_seqs` token sequences and writes their last hidden states, one
@@ -94,10 +119,10 @@ private:
     std::vector<float> word_emb_, pos_emb_, type_emb_, emb_ln_g_, emb_ln_b_;
     std::vector<BertLayer> layers_;
     LinearPrecision precision_ = LinearPrecision::f32;
-    struct Bf16Layer {
-        Bf16Linear q, k, v, attn_out, inter, out;
+    struct NarrowLayer {
+        NarrowLinear q, k, v, attn_out, inter, out;
     };
-    std::vector<Bf16Layer> bf16_layers_;
+    std::vector<NarrowLayer> narrow_layers_;
 };
 
 }  // namespace novelty::encoder

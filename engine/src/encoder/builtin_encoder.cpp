@@ -4,6 +4,7 @@
 #include "encoder/cuda_encoder.hpp"
 #include "encoder/encoder_parts.hpp"
 #include "encoder/model_tokenizer.hpp"
+#include "encoder/precision_bar.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/search/devices.hpp"
 #include "novelty/util/error.hpp"
@@ -45,6 +46,10 @@ public:
         if (precision_ == "bf16")
             model_.set_linear_precision(cpu_has_avx512_bf16() ? encoder::LinearPrecision::bf16_avx512
                                                                        : encoder::LinearPrecision::bf16_float32);
+        if (precision_ == "int8")
+            model_.set_linear_precision(cpu_has_avx512_vnni() ? encoder::LinearPrecision::int8_vnni
+                                                              : encoder::LinearPrecision::int8_float32,
+                                        encoder::int8_linear_layers);
     }
 
     std::string name() const override { return name_; }
@@ -105,15 +110,9 @@ std::string resolve_encoder_device(const std::string& device) {
 }
 
 std::string resolve_encoder_precision(const std::string& precision) {
-    if (precision == "f32" || precision == "bf16") return precision;
-    // auto stays f32 on every CPU for now: the AVX512-BF16 kernel has not yet run on such a CPU
-    // (its tests skip elsewhere), and bf16 keeps the cosine bar but not the strict top-10 one on
-    // the demo ideas (docs/encoder.md).
-    if (precision == "auto") return "f32";
-    if (precision == "int8")
-        throw UsageError("precision int8: the CPU encoder has no int8 products yet; use auto, f32 or bf16",
-                         "precision");
-    throw UsageError("precision must be auto, f32 or bf16, not '" + precision + "'", "precision");
+    if (precision == "f32" || precision == "bf16" || precision == "int8") return precision;
+    if (precision == "auto") return encoder::auto_precision();
+    throw UsageError("precision must be auto, f32, bf16 or int8, not '" + precision + "'", "precision");
 }
 
 std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, const EncoderOptions& options) {

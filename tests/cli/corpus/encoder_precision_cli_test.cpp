@@ -1,6 +1,6 @@
-// --precision on the commands that embed: `embed` writes bf16 vectors within the accuracy bar of
-// f32's, and a name the CPU encoder does not offer (int8) is a usage error (exit 2) that writes
-// nothing; the manifest, `corpus info` and the score provenance record the precision, and an add
+// --precision on the commands that embed: `embed` writes bf16 and int8 vectors within the accuracy
+// bar of f32's, and a name the CPU encoder does not offer (int4) is a usage error (exit 2) that
+// writes nothing; the manifest, `corpus info` and the score provenance record the precision, and an add
 // at another precision records "mixed".
 #include "json_lines.hpp"
 #include "novelty/io/npy.hpp"
@@ -33,29 +33,32 @@ nlohmann::json manifest_of(const std::string& dir) {
 
 }  // namespace
 
-TEST(EncoderPrecisionCli, EmbedInBf16StaysWithinTheBarAndInt8IsRefused) {
+TEST(EncoderPrecisionCli, EmbedInBf16AndInt8StaysWithinTheBarAndInt4IsRefused) {
     TempDir tmp;
     const std::string model = shell_quote(novelty::test::fixture("encoder/tiny-xlmr"));
     const std::string in = shell_quote(novelty::test::fixture("import/generic.jsonl"));
-    for (const std::string precision : {"f32", "bf16"}) {
+    for (const std::string precision : {"f32", "bf16", "int8"}) {
         const auto r = run_cli("embed -q --in " + in + " --embedder " + model + " --device cpu --precision " + precision +
                                " --out " + shell_quote(tmp.file(precision + ".npy")));
         ASSERT_EQ(r.exit_code, 0) << r.err;
     }
-    const auto f32 = rows_of(tmp.file("f32.npy")), bf16 = rows_of(tmp.file("bf16.npy"));
-    ASSERT_EQ(f32.size(), bf16.size());
-    EXPECT_NE(f32, bf16);
-    const std::size_t dim = 16;
-    for (std::size_t r = 0; r < f32.size() / dim; ++r) {
-        double dot = 0;
-        for (std::size_t c = 0; c < dim; ++c) dot += double(f32[r * dim + c]) * bf16[r * dim + c];
-        EXPECT_GE(dot, 0.999) << "row " << r;
+    const auto f32 = rows_of(tmp.file("f32.npy"));
+    for (const std::string precision : {"bf16", "int8"}) {
+        const auto narrow = rows_of(tmp.file(precision + ".npy"));
+        ASSERT_EQ(f32.size(), narrow.size());
+        EXPECT_NE(f32, narrow) << precision;
+        const std::size_t dim = 16;
+        for (std::size_t r = 0; r < f32.size() / dim; ++r) {
+            double dot = 0;
+            for (std::size_t c = 0; c < dim; ++c) dot += double(f32[r * dim + c]) * narrow[r * dim + c];
+            EXPECT_GE(dot, 0.999) << precision << " row " << r;
+        }
     }
-    const auto r = run_cli("embed -q --in " + in + " --embedder " + model + " --precision int8 --out " +
-                           shell_quote(tmp.file("int8.npy")));
+    const auto r = run_cli("embed -q --in " + in + " --embedder " + model + " --precision int4 --out " +
+                           shell_quote(tmp.file("int4.npy")));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("--precision"), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(tmp.file("int8.npy")));
+    EXPECT_FALSE(std::filesystem::exists(tmp.file("int4.npy")));
 }
 
 TEST(EncoderPrecisionCli, ManifestAndProvenanceRecordThePrecisionAndAnAddAtAnotherIsMixed) {

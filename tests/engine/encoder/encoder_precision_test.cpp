@@ -1,9 +1,14 @@
-// The CPU encoder with bf16 products (engine/src/util/bf16_gemm.hpp): the rounding, the
-// kernel against a double reference of the same rounded operands, the AVX512-BF16 kernel against
-// its portable twin (where the CPU has the instructions), and the accuracy bar against float32:
-// min cosine >= 0.999 and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa fixture.
+// The CPU encoder's narrow precisions: the bf16 products (engine/src/util/bf16_gemm.hpp: the
+// rounding, the kernel against a double reference of the same rounded operands, the AVX512-BF16
+// kernel against its portable twin where the CPU has the instructions), the int8 encoder's two
+// paths bit for bit, and the accuracy bar of bf16 and int8 against float32: min cosine >= 0.999
+// and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa and CLS fixtures; the demo
+// ideas' top 10; and `auto`, which must pick a precision that keeps the whole bar.
 #include "util/bf16_gemm.hpp"
+#include "encoder/bert_model.hpp"
+#include "encoder/precision_bar.hpp"
 #include "io/text_lines.hpp"
+#include "novelty/io/npy.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/request/query_records.hpp"
 #include "novelty/util/error.hpp"
@@ -127,27 +132,69 @@ CosineStats compare(const std::vector<float>& a, const std::vector<float>& b, st
     return s;
 }
 
-// Embeds `texts` with `model_dir` at f32 and at bf16 and checks the accuracy bar.
-void expect_bf16_meets_bar(const std::string& model_dir, const std::vector<std::string>& texts) {
-    EncoderOptions f32, bf16;
-    f32.precision = "f32";
-    bf16.precision = "bf16";
-    auto reference_encoder = load_builtin_encoder(model_dir, f32);
-    auto bf16_encoder = load_builtin_encoder(model_dir, bf16);
-    EXPECT_EQ(reference_encoder->precision(), "f32");
-    EXPECT_EQ(bf16_encoder->precision(), "bf16");
-    const std::vector<float> want = reference_encoder->embed(texts);
-    const std::vector<float> got = bf16_encoder->embed(texts);
-    ASSERT_EQ(got.size(), want.size());
-    const CosineStats s = compare(got, want, bf16_encoder->dim());
-    EXPECT_GE(s.min, 0.999) << model_dir;
-    EXPECT_GE(s.mean, 0.9995) << model_dir;
-    // bf16 does change the vectors: a kernel that ignored the precision would pass the bar too.
-    EXPECT_NE(got, want) << "bf16 vectors equal float32's: the bf16 products were not used";
-    ::testing::Test::RecordProperty("min_cosine", std::to_string(s.min));
-    ::testing::Test::RecordProperty("mean_cosine", std::to_string(s.mean));
-    std::printf("%s: %zu texts, bf16 (%s) vs f32 cosine min %.6f mean %.6f\n", fs::path(model_dir).filename().c_str(),
-                texts.size(), cpu_has_avx512_bf16() ? "AVX512-BF16" : "float32 instructions", s.min, s.mean);
+std::unique_ptr<Embedder> encoder_at(const std::string& model_dir, const std::string& precision) {
+    EncoderOptions options;
+    options.precision = precision;
+    auto encoder = load_builtin_encoder(model_dir, options);
+    EXPECT_EQ(encoder->precision(), precision);
+    return encoder;
+}
+
+// The cosine half of the bar for `precision`'s vectors of `texts` against float32's `want`.
+CosineStats expect_cosine_bar(const std::string& model_dir, const std::string& precision,
+                              const std::vector<std::string>& texts, const std::vector<float>& want) {
+    auto encoder = encoder_at(model_dir, precision);
+    const std::vector<float> got = encoder->embed(texts);
+    EXPECT_EQ(got.size(), want.size());
+    const CosineStats s = compare(got, want, encoder->dim());
+    EXPECT_GE(s.min, 0.999) << model_dir << " " << precision;
+    EXPECT_GE(s.mean, 0.9995) << model_dir << " " << precision;
+    // The precision does change the vectors: a kernel that ignored it would pass the bar too.
+    EXPECT_NE(got, want) << precision << " vectors equal float32's: the narrow products were not used";
+    ::testing::Test::RecordProperty(precision + "_min_cosine", std::to_string(s.min));
+    ::testing::Test::RecordProperty(precision + "_mean_cosine", std::to_string(s.mean));
+    std::printf("%s: %zu texts, %s vs f32 cosine min %.6f mean %.6f\n", fs::path(model_dir).filename().c_str(),
+                texts.size(), precision.c_str(), s.min, s.mean);
+    return s;
+}
+
+// Embeds `texts` with `model_dir` at f32, then at bf16 and int8, and checks the cosine bar.
+void expect_narrow_precisions_meet_cosine_bar(const std::string& model_dir, const std::vector<std::string>& texts) {
+    const std::vector<float> want = encoder_at(model_dir, "f32")->embed(texts);
+    for (const char* precision : {"bf16", "int8"}) expect_cosine_bar(model_dir, precision, texts, want);
+}
+
+// The 20 demo ideas (data/ideas.jsonl) embedded at `precision`: for how many the 10 nearest of
+// the 3,300 committed demo vectors (data/demo/vectors_minilm_f16.npy), as a set, are float32's.
+std::size_t demo_ideas_with_float32_top10(const std::string& model_dir, const std::string& precision) {
+    std::ifstream in(std::string(NOVELTY_SOURCE_DIR) + "/data/ideas.jsonl");
+    std::vector<std::string> ideas;
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        ideas.push_back(embedding_text(j.value("title", ""), j.value("text", "")));
+    }
+    EXPECT_EQ(ideas.size(), 20u);
+    const NpyMatrix corpus = NpyMatrix::open(std::string(NOVELTY_SOURCE_DIR) + "/data/demo/vectors_minilm_f16.npy");
+    std::vector<float> rows(corpus.rows() * corpus.cols());
+    for (std::size_t r = 0; r < corpus.rows(); ++r) corpus.row_as_f32(r, rows.data() + r * corpus.cols());
+    auto top10 = [&](const std::vector<float>& q, std::size_t i) {
+        std::vector<std::pair<double, std::size_t>> sims(corpus.rows());
+        for (std::size_t r = 0; r < corpus.rows(); ++r) {
+            double dot = 0;
+            for (std::size_t c = 0; c < corpus.cols(); ++c) dot += double(q[i * corpus.cols() + c]) * rows[r * corpus.cols() + c];
+            sims[r] = {-dot, r};
+        }
+        std::partial_sort(sims.begin(), sims.begin() + 10, sims.end());
+        std::vector<std::size_t> ids;
+        for (std::size_t k = 0; k < 10; ++k) ids.push_back(sims[k].second);
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    const std::vector<float> want = encoder_at(model_dir, "f32")->embed(ideas);
+    const std::vector<float> got = encoder_at(model_dir, precision)->embed(ideas);
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < ideas.size(); ++i) same += top10(want, i) == top10(got, i);
+    return same;
 }
 
 }  // namespace
@@ -216,34 +263,78 @@ TEST(Bf16, Avx512KernelEqualsPortableKernel) {
     std::printf("AVX512-BF16 kernel: %zu of %zu outputs bit-equal to the portable kernel\n", equal, total);
 }
 
-TEST(Bf16Encoder, PrecisionNames) {
+TEST(EncoderPrecision, Names) {
     EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
     EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
-    EXPECT_EQ(resolve_encoder_precision("auto"), "f32");  // until the AVX512-BF16 kernel has run (docs/encoder.md)
-    EXPECT_THROW(resolve_encoder_precision("int8"), UsageError);
+    EXPECT_EQ(resolve_encoder_precision("int8"), "int8");
+    EXPECT_EQ(resolve_encoder_precision("auto"), encoder::auto_precision());
     EXPECT_THROW(resolve_encoder_precision("fp16"), UsageError);
     EncoderOptions bad;
     bad.precision = "double";
     EXPECT_THROW(load_builtin_encoder(test::fixture("encoder/tiny-xlmr"), bad), UsageError);
 }
 
-TEST(Bf16Encoder, MeetsTheBarOnTheXlmRobertaAndClsFixtures) {
+// auto is the fastest precision of this CPU that keeps the bar, and never one that does not.
+TEST(EncoderPrecision, AutoIsTheFastestThatKeepsTheBar) {
+    const std::vector<std::string> order = encoder::precisions_fastest_first();
+    ASSERT_FALSE(order.empty());
+    EXPECT_EQ(order.back(), "f32");
+    EXPECT_EQ(std::count(order.begin(), order.end(), "int8"), cpu_has_avx512_vnni() ? 1 : 0);
+    EXPECT_EQ(std::count(order.begin(), order.end(), "bf16"), cpu_has_avx512_bf16() ? 1 : 0);
+    const std::string chosen = encoder::auto_precision();
+    EXPECT_TRUE(encoder::precision_meets_bar(chosen));
+    for (const std::string& p : order) {
+        if (p == chosen) break;
+        EXPECT_FALSE(encoder::precision_meets_bar(p)) << p << " is faster, keeps the bar, and auto passed it over";
+    }
+}
+
+// The int8 encoder gives the same bits through AVX512-VNNI and through float32 sgemm: both sum the
+// same integers exactly.
+TEST(EncoderPrecision, Int8PathsAgreeBitForBit) {
+    if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+    const std::string dir = test::fixture("encoder/tiny-bert-cls");
+    encoder::BertModel vnni = encoder::BertModel::load(dir), float32 = encoder::BertModel::load(dir);
+    vnni.set_linear_precision(encoder::LinearPrecision::int8_vnni, encoder::int8_linear_layers);
+    float32.set_linear_precision(encoder::LinearPrecision::int8_float32, encoder::int8_linear_layers);
+    const std::vector<std::int32_t> a = {2, 7, 9, 11, 3}, b = {2, 5, 3};
+    const std::vector<const std::vector<std::int32_t>*> seqs = {&a, &b};
+    std::vector<float> got, want;
+    vnni.forward(seqs, got);
+    float32.forward(seqs, want);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits_of(got[i]), bits_of(want[i])) << "value " << i;
+}
+
+TEST(EncoderPrecision, NarrowPrecisionsMeetTheCosineBarOnTheXlmRobertaAndClsFixtures) {
     std::ifstream in(test::fixture("encoder/xlmr_texts.jsonl"));
     std::vector<std::string> texts;
     for (std::string line; std::getline(in, line);) texts.push_back(nlohmann::json::parse(line)["text"].get<std::string>());
     ASSERT_EQ(texts.size(), 30u);
-    expect_bf16_meets_bar(test::fixture("encoder/tiny-xlmr"), texts);
-    expect_bf16_meets_bar(test::fixture("encoder/tiny-bert-cls"), texts);
+    expect_narrow_precisions_meet_cosine_bar(test::fixture("encoder/tiny-xlmr"), texts);
+    expect_narrow_precisions_meet_cosine_bar(test::fixture("encoder/tiny-bert-cls"), texts);
 }
 
-// One test that embeds 1,000 abstracts both ways once (about a minute on 2 cores).
-TEST(Bf16Encoder, MiniLmMeetsTheBarOnAThousandRealAbstracts) {
+// One test that embeds 1,000 abstracts at each precision once (about two minutes on 2 cores), and
+// the demo ideas: the cosine bar must hold for bf16 and int8, and the table auto reads
+// (precision_meets_bar) must say what the whole bar measures.
+TEST(EncoderPrecision, MiniLmBarOnAThousandRealAbstractsAndTheDemoIdeas) {
     const std::string model = std::string(NOVELTY_SOURCE_DIR) + "/models/all-MiniLM-L6-v2";
     if (!fs::exists(model + "/config.json"))
         GTEST_SKIP() << "all-MiniLM-L6-v2 is not installed at " << model << " (run scripts/setup.sh)";
     const std::vector<std::string> texts = shared_abstracts(1000);
     if (texts.empty()) GTEST_SKIP() << "no ../shared/data/ml_papers_paperlists.jsonl.gz next to the checkout";
     ASSERT_EQ(texts.size(), 1000u);
-    expect_bf16_meets_bar(model, texts);
+    const std::vector<float> want = encoder_at(model, "f32")->embed(texts);
+    for (const char* precision : {"bf16", "int8"}) {
+        const CosineStats s = expect_cosine_bar(model, precision, texts, want);
+        const std::size_t same = demo_ideas_with_float32_top10(model, precision);
+        RecordProperty(std::string(precision) + "_same_top10", std::to_string(same) + "/20");
+        std::printf("%s: the same top 10 for %zu of the 20 demo ideas\n", precision, same);
+        const bool meets = s.min >= 0.999 && s.mean >= 0.9995 && same * 100 >= 99 * 20;
+        EXPECT_EQ(encoder::precision_meets_bar(precision), meets)
+            << precision << ": precision_meets_bar disagrees with the measured bar (cosine min " << s.min << ", mean "
+            << s.mean << ", same top 10 for " << same << "/20)";
+    }
+    EXPECT_EQ(demo_ideas_with_float32_top10(model, "f32"), 20u);
 }
-

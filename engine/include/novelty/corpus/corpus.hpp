@@ -31,7 +31,7 @@ struct EmbedderInfo {
     std::size_t dim = 0;
     std::string pooling;  ///< "mean", "cls", or "" when unknown
     std::string device;   ///< where the built-in encoder ran: "cpu", "cuda", or "" when not known
-    /// The precision of the encoder's weight products: "f32" or "bf16" for one run of the
+    /// The precision of the encoder's weight products: "f32", "bf16" or "int8" for one run of the
     /// built-in encoder, "mixed" once rows of two precisions share the file (a `corpus add` at
     /// another precision), "" when not known (external vectors, or a corpus written before this).
     std::string precision;

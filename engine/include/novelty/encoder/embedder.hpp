@@ -20,7 +20,7 @@ public:
     virtual std::string pooling() const = 0;
     /// Where the vectors are computed: "cpu", "cuda", or "" when not known (remote models).
     virtual std::string device() const { return ""; }
-    /// The arithmetic of the built-in CPU encoder's products: "f32" or "bf16"; "" when not
+    /// The arithmetic of the built-in CPU encoder's products: "f32", "bf16" or "int8"; "" when not
     /// recorded (remote models, the CUDA encoder, whose weights --device-storage names).
     virtual std::string precision() const { return ""; }
     /// Embeds each text: returns texts.size() x dim() float32 values, row-major, each row

@@ -2,7 +2,8 @@
 // directory (config.json, model.safetensors, the tokenizer and pooling configs), e.g.
 // all-MiniLM-L6-v2 (mean pooling), bge-small-en-v1.5 (CLS pooling, WordPiece vocab.txt) or
 // BGE-M3 (XLM-RoBERTa, CLS pooling, SentencePiece unigram tokenizer.json). Two implementations
-// sit behind this one interface: the CPU one (float32, the reference; bf16 products on request)
+// sit behind this one interface: the CPU one (float32, the reference; bf16 or int8 products on
+// request)
 // and the CUDA one (float16/bfloat16 weights, float32 accumulation; CUDA builds only). Both
 // tokenise with the same code, so their vectors are interchangeable (cosine >= 0.9999).
 #pragma once
@@ -23,11 +24,14 @@ struct EncoderOptions {
     /// CPU only: the arithmetic of the linear layers (query, key, value, attention output, the
     /// feed-forward pair): "f32" (float32, the reference); "bf16" (weights and activations
     /// rounded to bfloat16, float32 sums: by AVX512-BF16 where the CPU has it, else the same
-    /// rounding through float32 instructions, which gives the same vectors no faster); "auto"
-    /// (the fastest precision that meets the accuracy bar on this CPU: f32 on every CPU for now,
-    /// see docs/encoder.md). bf16 keeps min cosine >= 0.999 and mean >= 0.9995 to f32
-    /// (tests/engine/encoder/bf16_encoder_test.cpp). LayerNorm, softmax, GELU, attention,
-    /// residuals and pooling are float32 at every precision.
+    /// rounding through float32 instructions, which gives the same vectors no faster); "int8"
+    /// (query, key, attention output and the first feed-forward layer in int8, weights per
+    /// output channel and activations per token, exact int32 sums: by AVX512-VNNI where the CPU
+    /// has it, else the same sums through float32 instructions; the other two layers bf16);
+    /// "auto" (the fastest precision that keeps the whole accuracy bar on this CPU: f32 on every
+    /// CPU measured so far, see docs/encoder.md). bf16 and int8 keep min cosine >= 0.999 and
+    /// mean >= 0.9995 to f32 (tests/engine/encoder/encoder_precision_test.cpp). LayerNorm,
+    /// softmax, GELU, attention, residuals and pooling are float32 at every precision.
     std::string precision = "auto";
     /// CUDA only: weights held as "f16" or "bf16" (float32 accumulation either way).
     std::string device_storage = "f16";
@@ -58,9 +62,8 @@ std::string default_model_dir();
 /// else "cpu". Validates `device` (auto | cpu | cuda) and throws UsageError as load does.
 std::string resolve_encoder_device(const std::string& device);
 
-/// What the CPU encoder's `precision` (auto | f32 | bf16) is on this CPU: "f32" or "bf16".
-/// Throws UsageError (parameter "precision") for another name, and for "int8", which the CPU
-/// encoder does not implement yet.
+/// What the CPU encoder's `precision` (auto | f32 | bf16 | int8) is on this CPU: "f32", "bf16"
+/// or "int8". Throws UsageError (parameter "precision") for another name.
 std::string resolve_encoder_precision(const std::string& precision);
 
 }  // namespace novelty

@@ -19,7 +19,7 @@ struct ScoreReportContext {
     std::string corpus_identity;  ///< Corpus::identity()
     std::string embedder;         ///< the corpus's recorded embedder name, "" when none
     /// The precision the corpus's vectors were embedded at (EmbedderInfo::precision: "f32",
-    /// "bf16", "mixed"); "" leaves the key "embedder_precision" out.
+    /// "bf16", "int8", "mixed"); "" leaves the key "embedder_precision" out.
     std::string embedder_precision;
     std::size_t p = 100;
     std::size_t q = 50;

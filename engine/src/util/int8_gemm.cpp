@@ -1,0 +1,206 @@
+#include "util/int8_gemm.hpp"
+
+#include "novelty/util/error.hpp"
+#include "util/gemm_kernels.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "util/packed_gemm_kernel.inc"
+
+namespace novelty {
+
+namespace {
+
+constexpr std::size_t float32_slice = 1024;  // 127 * 127 * 1024 < 2^24: exact float32 partial sums
+
+// q[i] = round(v[i] * 127 / max|v|), ties to even, and returns the scale max|v| / 127 (0 and all
+// q = 0 for a row of zeros). Throws Error on a value that is not finite.
+float quantize_row(const float* v, std::size_t in, std::int8_t* q) {
+    float amax = 0.0f;
+    bool finite = true;
+    for (std::size_t i = 0; i < in; ++i) {
+        const float a = std::fabs(v[i]);
+        finite &= a <= std::numeric_limits<float>::max();  // false for inf and NaN
+        amax = a > amax ? a : amax;
+    }
+    if (!finite) throw Error("int8 quantization: a row holds a value that is not finite");
+    if (amax == 0.0f) {
+        std::fill(q, q + in, std::int8_t{0});
+        return 0.0f;
+    }
+    const float inv = 127.0f / amax;
+    constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds |t| < 2^22 to an integer
+    for (std::size_t i = 0; i < in; ++i) {
+        const float t = v[i] * inv;
+        const float r = (t + round_magic) - round_magic;
+        q[i] = static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+    }
+    return amax / 127.0f;
+}
+
+// One output: the exact integer sum scaled back and the bias added, in one rounding step after
+// the scale's product (the kernel's vfmadd does the same).
+inline float int8_output(std::int32_t sum, float x_scale, float w_scale, float bias) {
+    return std::fma(static_cast<float>(sum), x_scale * w_scale, bias);
+}
+
+std::uint32_t pack_quad(const std::int8_t* q, std::size_t in, std::size_t p, std::uint32_t offset, std::uint32_t pad) {
+    std::uint32_t word = 0;
+    for (std::size_t b = 0; b < 4; ++b) {
+        const std::size_t i = 4 * p + b;
+        const std::uint32_t byte = i < in ? (static_cast<std::uint32_t>(q[i]) + offset) & 0xffu : pad;
+        word |= byte << (8 * b);
+    }
+    return word;
+}
+
+// vpdpbusd in plain C++: per lane, the four unsigned x signed byte products added to an int32 sum.
+struct PortableVnniOps {
+    struct acc {
+        std::int32_t v[16];
+    };
+    using words = const std::uint32_t*;
+    const float* x_scale;
+    const Int8Weights& w;
+    const float* bias;
+    float* y;
+    acc zero() const { return acc{}; }
+    words load(const std::uint32_t* p) const { return p; }
+    acc dot(acc sum, std::uint32_t a, words b) const {
+        for (int i = 0; i < 16; ++i)
+            for (int k = 0; k < 4; ++k)
+                sum.v[i] += static_cast<std::int32_t>((a >> (8 * k)) & 0xffu) *
+                            static_cast<std::int8_t>((b[i] >> (8 * k)) & 0xffu);
+        return sum;
+    }
+    void store(std::size_t row, std::size_t col, const acc& sum, std::size_t count) const {
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t c = col + i;
+            y[row * w.out + c] = int8_output(sum.v[i] - 128 * w.row_sum[c], x_scale[row], w.scale[c], bias ? bias[c] : 0.0f);
+        }
+    }
+};
+
+void int8_gemm_float32(Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
+    const std::size_t n = x.n, out = w.out, in = w.in;
+    x.sums.assign(n * out, 0);
+    x.partial.resize(n * out);
+    for (std::size_t k0 = 0; k0 < in; k0 += float32_slice) {
+        const std::size_t k = std::min(float32_slice, in - k0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(out),
+                    static_cast<int>(k), 1.0f, x.values.data() + k0, static_cast<int>(in), w.values.data() + k0,
+                    static_cast<int>(in), 0.0f, x.partial.data(), static_cast<int>(out));
+        for (std::size_t i = 0; i < n * out; ++i) x.sums[i] += static_cast<std::int32_t>(x.partial[i]);
+    }
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t c = 0; c < out; ++c)
+            y[r * out + c] = int8_output(x.sums[r * out + c], x.scale[r], w.scale[c], bias ? bias[c] : 0.0f);
+}
+
+void check_operands(const Int8Rows& x, const Int8Weights& w) {
+    if (x.path != w.path) throw Error("int8_gemm: the activations and the weights are laid out for different paths");
+    if (x.in != w.in)
+        throw Error("int8_gemm: activations of " + std::to_string(x.in) + " inputs against a weight of " +
+                    std::to_string(w.in));
+}
+
+}  // namespace
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // libgcc's CPUID check includes the OS's support for the AVX-512 register state (XGETBV).
+    static const bool has =
+        int8_vnni_compiled() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
+    return has;
+#else
+    return false;
+#endif
+}
+
+Int8Path best_int8_path() { return cpu_has_avx512_vnni() ? Int8Path::vnni : Int8Path::float32; }
+
+Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t in, Int8Path path,
+                                  const float* input_factor) {
+    if (path == Int8Path::vnni && !cpu_has_avx512_vnni())
+        throw Error("int8 products by AVX512-VNNI were asked for on a CPU without AVX512-VNNI");
+    Int8Weights q;
+    q.path = path;
+    q.out = out;
+    q.in = in;
+    q.quads = (in + 3) / 4;
+    q.panels = (out + 15) / 16;
+    q.scale.resize(out);
+    q.row_sum.resize(out);
+    std::vector<std::int8_t> row(in);
+    std::vector<float> divided(input_factor ? in : 0);
+    if (input_factor) q.input_factor.assign(input_factor, input_factor + in);
+    if (path == Int8Path::vnni) q.words.assign(q.panels * q.quads * 16, 0u);
+    else q.values.resize(out * in);
+    for (std::size_t c = 0; c < out; ++c) {
+        const float* values = w + c * in;
+        if (input_factor) {
+            for (std::size_t i = 0; i < in; ++i) divided[i] = values[i] / input_factor[i];
+            values = divided.data();
+        }
+        q.scale[c] = quantize_row(values, in, row.data());
+        std::int32_t sum = 0;
+        for (std::size_t i = 0; i < in; ++i) sum += row[i];
+        q.row_sum[c] = sum;
+        if (path == Int8Path::float32) {
+            std::copy(row.begin(), row.end(), q.values.begin() + static_cast<std::ptrdiff_t>(c * in));
+            continue;
+        }
+        std::uint32_t* dst = q.words.data() + (c / 16) * q.quads * 16 + c % 16;
+        for (std::size_t p = 0; p < q.quads; ++p) dst[p * 16] = pack_quad(row.data(), in, p, 0u, 0u);
+    }
+    return q;
+}
+
+void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path path, Int8Rows& rows,
+                        const float* input_factor) {
+    rows.path = path;
+    rows.n = n;
+    rows.in = in;
+    rows.scale.resize(n);
+    const std::size_t quads = (in + 3) / 4;
+    if (path == Int8Path::vnni) rows.words.resize(n * quads);
+    else rows.values.resize(n * in);
+    std::vector<std::int8_t> q(in);
+    std::vector<float> multiplied(input_factor ? in : 0);
+    for (std::size_t r = 0; r < n; ++r) {
+        const float* values = x + r * in;
+        if (input_factor) {
+            for (std::size_t i = 0; i < in; ++i) multiplied[i] = values[i] * input_factor[i];
+            values = multiplied.data();
+        }
+        rows.scale[r] = quantize_row(values, in, q.data());
+        if (path == Int8Path::float32) {
+            std::copy(q.begin(), q.end(), rows.values.begin() + static_cast<std::ptrdiff_t>(r * in));
+            continue;
+        }
+        for (std::size_t p = 0; p < quads; ++p) rows.words[r * quads + p] = pack_quad(q.data(), in, p, 128u, 128u);
+    }
+}
+
+void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
+    check_operands(x, w);
+    if (x.n == 0 || w.out == 0) return;
+    if (w.path == Int8Path::float32) return int8_gemm_float32(x, w, bias, y);
+    if (!cpu_has_avx512_vnni()) throw Error("int8_gemm: this CPU (or this build) has no AVX512-VNNI");
+    int8_gemm_vnni_raw(x.words.data(), x.scale.data(), x.n, w.words.data(), w.quads, w.panels, w.out,
+                       w.row_sum.data(), w.scale.data(), bias, y);
+}
+
+void int8_gemm_vnni_portable(const Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
+    check_operands(x, w);
+    if (w.path != Int8Path::vnni) throw Error("int8_gemm_vnni_portable: the operands are not laid out for vnni");
+    PortableVnniOps ops{x.scale.data(), w, bias, y};
+    packed_gemm_with(ops, x.words.data(), x.n, w.words.data(), w.quads, w.panels, w.out);
+}
+
+}  // namespace novelty

@@ -1,0 +1,85 @@
+// Matrix products in int8 on the CPU, for the encoder's linear layers: a weight W [out x in]
+// (PyTorch's layout) quantized once per output row ("channel"), activations x [n x in] quantized
+// per row (per token) on the way in, both symmetric (q = round(v * 127 / max|v|), in -127..127,
+// scale = max|v| / 127), the integer products summed exactly in int32, and each output
+// y[r][c] = fma(float(sum), x_scale[r] * w_scale[c], bias[c]). Internal to the engine.
+//
+// Two ways to the same integer sums, chosen by CPUID at run time (never by build flags):
+//   - vnni: a micro-kernel of AVX512-VNNI's vpdpbusd (Ice Lake, Sapphire Rapids, AMD Zen 4 and
+//     later) over weight panels of 16 rows (int8_gemm_vnni.cpp); vpdpbusd multiplies unsigned by
+//     signed bytes, so the activations go in as q + 128 and 128 x the weight row's sum of q is
+//     subtracted from each sum;
+//   - float32: the quantized values as floats through OpenBLAS sgemm, over slices of at most
+//     1,024 inputs: every partial sum there is an integer of magnitude below 127 x 127 x 1,024 <
+//     2^24, so float32 holds it exactly in any summation order, and the slices add in int32. It is
+//     no faster than float32 (it exists to give the same vectors, and test them, everywhere).
+// The sums are exact either way and the last step is the same fma, so both agree bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace novelty {
+
+/// Which of the two ways a quantized operand is laid out for.
+enum class Int8Path { vnni, float32 };
+
+/// True when this CPU (and its OS) runs AVX512-VNNI instructions, by CPUID.
+bool cpu_has_avx512_vnni();
+/// vnni where cpu_has_avx512_vnni(), else float32.
+Int8Path best_int8_path();
+
+/// A weight quantized per output row. scale[c] = max_i |W[c][i]| / 127 (0 for a row of zeros,
+/// whose values are then all 0); row_sum[c] = sum_i q[c][i].
+/// vnni: panels of 16 rows (rows past `out` zero), within a panel for each quad of inputs
+/// (4p .. 4p + 3) 16 words, byte b of word i = q[16 panel + i][4p + b] (zero past `in`).
+/// float32: values = q as floats, [out x in].
+struct Int8Weights {
+    Int8Path path = Int8Path::float32;
+    std::size_t out = 0, in = 0;
+    std::size_t quads = 0;   ///< ceil(in / 4)
+    std::size_t panels = 0;  ///< ceil(out / 16)
+    std::vector<float> scale;
+    std::vector<std::int32_t> row_sum;
+    std::vector<std::uint32_t> words;  ///< vnni only: panels * quads * 16
+    std::vector<float> values;         ///< float32 only
+    /// Per input: the factor the activations are multiplied by before they are quantized (the
+    /// weights' columns were divided by it); empty for none.
+    std::vector<float> input_factor;
+};
+/// Quantizes w [out x in] for `path` (Error for vnni on a CPU without it). With `input_factor`
+/// (`in` positive values, or null), column i is divided by input_factor[i] first, and int8_gemm's
+/// activations must be multiplied by it (quantize_int8_rows does, given the weights' factors):
+/// the product is unchanged, but an input that is large in every token (an outlier channel)
+/// is moved into the weights, which are quantized per output and can take it.
+Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t in, Int8Path path,
+                                  const float* input_factor = nullptr);
+
+/// Rows of activations quantized per row, laid out for one path, with the scratch of the
+/// products. vnni: words [n x ceil(in / 4)], byte b of word p = q[r][4p + b] + 128 (128 past
+/// `in`); float32: values = q as floats [n x in].
+struct Int8Rows {
+    Int8Path path = Int8Path::float32;
+    std::size_t n = 0, in = 0;
+    std::vector<float> scale;  ///< [n]: max_i |x[r][i]| / 127
+    std::vector<std::uint32_t> words;
+    std::vector<float> values;
+    std::vector<float> partial;       ///< float32 path: one slice's sums
+    std::vector<std::int32_t> sums;   ///< float32 path: the exact sums
+};
+/// Quantizes x [n x in] into `rows` for `path`, reusing its buffers, each value multiplied by
+/// input_factor[i] first when that is not null. A row of zeros gets scale 0.
+void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path path, Int8Rows& rows,
+                        const float* input_factor = nullptr);
+
+/// y[n x w.out] = the products of `x` (quantized for w.path, x.in == w.in) and `w`, with `bias`
+/// (w.out values, or null for none); y has row stride w.out. Throws Error on mismatched shapes
+/// or paths.
+void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y);
+
+/// The vnni products by the portable loop in plain C++ (slow; for tests): the same sums and the
+/// same last step as the kernel, on any CPU. `x` and `w` must be laid out for vnni.
+void int8_gemm_vnni_portable(const Int8Rows& x, const Int8Weights& w, const float* bias, float* y);
+
+}  // namespace novelty
