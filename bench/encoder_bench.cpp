@@ -3,7 +3,7 @@
 //   encoder_bench MODEL_DIR RECORDS.jsonl OUT.npy [threads] [device] [IDS_OUT.txt] [LIMIT] [precision]
 // device: cpu (default), cuda or auto. IDS_OUT.txt, when given (not ""), receives each text's token
 // ids (one line per text, space-separated), for a peer that has no tokenizer. LIMIT: the first
-// LIMIT records only (0 = all). precision: the CPU encoder's auto (default), f32 or bf16. Prints one JSON object (texts, tokens, seconds to load, to tokenise
+// LIMIT records only (0 = all). precision: the CPU encoder's auto (default), f32, bf16 or int8. Prints one JSON object (texts, tokens, seconds to load, to tokenise
 // alone and to embed, texts per second, peak RSS) and writes the embeddings.
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/encoder/unigram.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CPU encoder at each precision (f32, bf16), side by side in one run, on real abstracts.
+"""The CPU encoder at each precision (f32, bf16, int8), side by side in one run, on real abstracts.
 
 Takes N abstracts spread over the ML corpus (title + blank line + abstract, as the engine joins
 them), embeds them with encoder_bench at each precision, each run in its own process, alternating
@@ -14,7 +14,7 @@ does, and pool and normalise as the model's configuration says (mean). When a pe
 record says so. The load of the machine (uptime before and after) and the CPU's
 instruction-set flags go in the record, because on a shared machine only ratios within one run
 mean anything. Appends one JSON line per configuration to --results.
-Usage: bench/run_encoder_precision_bench.sh [--n 1000] [--repeat 3] [--threads 1,2]
+Usage: bench/run_encoder_precision_bench.sh [--n 2000] [--repeat 3] [--threads 1,2] [--precisions f32,bf16,int8]
 """
 import argparse
 import datetime
@@ -230,9 +230,9 @@ def main():
     p.add_argument("--engine")
     p.add_argument("--model")
     p.add_argument("--data")
-    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--n", type=int, default=2000)
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--precisions", default="f32,bf16")
+    p.add_argument("--precisions", default="f32,bf16,int8")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--work", default="/tmp/novelty-encoder-precision-bench")
     p.add_argument("--results", default=None)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU encoder at f32 and bf16 side by side with its peers (bench/encoder_precision_bench.py):
+# The CPU encoder at f32, bf16 and int8 side by side with its peers (bench/encoder_precision_bench.py):
 # sentence-transformers (PyTorch float32) and ONNX Runtime float32 and int8 (quantize_dynamic,
 # default and per channel) on the same all-MiniLM-L6-v2 weights, exported to ONNX locally, on
 # abstracts spread over ../shared/data/ml_papers_paperlists.jsonl.gz, appending dated JSON Lines

@@ -17,9 +17,18 @@ float float_of_bits(std::uint32_t bits) {
     return v;
 }
 
+// to_bf16 without branches, so that the loops over rows below vectorize.
+inline std::uint32_t bf16_bits(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;  // to nearest, ties to even
+    const std::uint32_t quiet_nan = (bits >> 16) | 0x0040u;
+    return (bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+}
+
 std::uint32_t pack_pair(const float* row, std::size_t in, std::size_t p) {
-    const std::uint32_t lo = to_bf16(row[2 * p]);
-    const std::uint32_t hi = 2 * p + 1 < in ? to_bf16(row[2 * p + 1]) : 0u;
+    const std::uint32_t lo = bf16_bits(row[2 * p]);
+    const std::uint32_t hi = 2 * p + 1 < in ? bf16_bits(row[2 * p + 1]) : 0u;
     return lo | hi << 16;
 }
 
@@ -51,13 +60,7 @@ struct PortableOps {
 
 }  // namespace
 
-std::uint16_t to_bf16(float v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);  // quiet NaN
-    bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
-    return static_cast<std::uint16_t>(bits >> 16);
-}
+std::uint16_t to_bf16(float v) { return static_cast<std::uint16_t>(bf16_bits(v)); }
 
 float from_bf16(std::uint16_t bits) { return float_of_bits(static_cast<std::uint32_t>(bits) << 16); }
 
@@ -82,9 +85,13 @@ void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, 
 }
 
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw) {
-    const std::size_t pairs = (in + 1) / 2;
-    for (std::size_t r = 0; r < n; ++r)
-        for (std::size_t p = 0; p < pairs; ++p) xw[r * pairs + p] = pack_pair(x + r * in, in, p);
+    const std::size_t pairs = (in + 1) / 2, full = in / 2;
+    for (std::size_t r = 0; r < n; ++r) {
+        const float* row = x + r * in;
+        std::uint32_t* out = xw + r * pairs;
+        for (std::size_t p = 0; p < full; ++p) out[p] = bf16_bits(row[2 * p]) | bf16_bits(row[2 * p + 1]) << 16;
+        if (full < pairs) out[full] = bf16_bits(row[2 * full]);
+    }
 }
 
 bool cpu_has_avx512_bf16() {

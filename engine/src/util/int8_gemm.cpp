@@ -6,8 +6,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "util/packed_gemm_kernel.inc"
@@ -18,29 +18,41 @@ namespace {
 
 constexpr std::size_t float32_slice = 1024;  // 127 * 127 * 1024 < 2^24: exact float32 partial sums
 
-// q[i] = round(v[i] * 127 / max|v|), ties to even, and returns the scale max|v| / 127 (0 and all
-// q = 0 for a row of zeros). Throws Error on a value that is not finite.
-float quantize_row(const float* v, std::size_t in, std::int8_t* q) {
-    float amax = 0.0f;
-    bool finite = true;
+// The value of input i, multiplied by its factor when there are factors.
+template <bool WithFactor>
+inline float input_value(const float* v, const float* factor, std::size_t i) {
+    if constexpr (WithFactor) return v[i] * factor[i];
+    return v[i];
+}
+
+// Quantizes one row: with x[i] = v[i] (times factor[i] when WithFactor), q[i] = round(x[i] * 127 /
+// max|x|), ties to even, stored as T(q[i] + offset); returns the scale max|x| / 127 (0, and every
+// q = 0, for a row of zeros). Throws Error on a value that is not finite. Two passes of simple
+// loops that the compiler vectorizes.
+template <bool WithFactor, class T>
+float quantize_row(const float* v, const float* factor, std::size_t in, T* out, int offset) {
+    // max |x| on the bits: for floats without their sign the integer order is the numeric one,
+    // and infinities and NaNs lie above every finite value (an integer maximum vectorizes).
+    std::uint32_t top = 0;
     for (std::size_t i = 0; i < in; ++i) {
-        const float a = std::fabs(v[i]);
-        finite &= a <= std::numeric_limits<float>::max();  // false for inf and NaN
-        amax = a > amax ? a : amax;
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(input_value<WithFactor>(v, factor, i)) & 0x7fffffffu;
+        top = bits > top ? bits : top;
     }
-    if (!finite) throw Error("int8 quantization: a row holds a value that is not finite");
-    if (amax == 0.0f) {
-        std::fill(q, q + in, std::int8_t{0});
-        return 0.0f;
-    }
-    const float inv = 127.0f / amax;
+    if (top >= 0x7f800000u) throw Error("int8 quantization: a row holds a value that is not finite");
+    const float amax = std::bit_cast<float>(top);
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds |t| < 2^22 to an integer
     for (std::size_t i = 0; i < in; ++i) {
-        const float t = v[i] * inv;
-        const float r = (t + round_magic) - round_magic;
-        q[i] = static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+        const float t = input_value<WithFactor>(v, factor, i) * inv;
+        const float r = std::clamp((t + round_magic) - round_magic, -127.0f, 127.0f);
+        out[i] = static_cast<T>(static_cast<int>(r) + offset);
     }
     return amax / 127.0f;
+}
+
+template <class T>
+float quantize_row(const float* v, const float* factor, std::size_t in, T* out, int offset) {
+    return factor ? quantize_row<true>(v, factor, in, out, offset) : quantize_row<false>(v, factor, in, out, offset);
 }
 
 // One output: the exact integer sum scaled back and the bias added, in one rounding step after
@@ -49,13 +61,11 @@ inline float int8_output(std::int32_t sum, float x_scale, float w_scale, float b
     return std::fma(static_cast<float>(sum), x_scale * w_scale, bias);
 }
 
-std::uint32_t pack_quad(const std::int8_t* q, std::size_t in, std::size_t p, std::uint32_t offset, std::uint32_t pad) {
+// Word p of a weight row for the vnni panels: byte b = q[4p + b] (0 past `in`).
+std::uint32_t pack_quad(const std::int8_t* q, std::size_t in, std::size_t p) {
     std::uint32_t word = 0;
-    for (std::size_t b = 0; b < 4; ++b) {
-        const std::size_t i = 4 * p + b;
-        const std::uint32_t byte = i < in ? (static_cast<std::uint32_t>(q[i]) + offset) & 0xffu : pad;
-        word |= byte << (8 * b);
-    }
+    for (std::size_t b = 0; b < 4 && 4 * p + b < in; ++b)
+        word |= (static_cast<std::uint32_t>(q[4 * p + b]) & 0xffu) << (8 * b);
     return word;
 }
 
@@ -147,7 +157,7 @@ Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t i
             for (std::size_t i = 0; i < in; ++i) divided[i] = values[i] / input_factor[i];
             values = divided.data();
         }
-        q.scale[c] = quantize_row(values, in, row.data());
+        q.scale[c] = quantize_row(values, nullptr, in, row.data(), 0);
         std::int32_t sum = 0;
         for (std::size_t i = 0; i < in; ++i) sum += row[i];
         q.row_sum[c] = sum;
@@ -156,13 +166,14 @@ Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t i
             continue;
         }
         std::uint32_t* dst = q.words.data() + (c / 16) * q.quads * 16 + c % 16;
-        for (std::size_t p = 0; p < q.quads; ++p) dst[p * 16] = pack_quad(row.data(), in, p, 0u, 0u);
+        for (std::size_t p = 0; p < q.quads; ++p) dst[p * 16] = pack_quad(row.data(), in, p);
     }
     return q;
 }
 
 void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path path, Int8Rows& rows,
                         const float* input_factor) {
+    static_assert(std::endian::native == std::endian::little, "the vnni rows are written as bytes of their words");
     rows.path = path;
     rows.n = n;
     rows.in = in;
@@ -170,20 +181,15 @@ void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path 
     const std::size_t quads = (in + 3) / 4;
     if (path == Int8Path::vnni) rows.words.resize(n * quads);
     else rows.values.resize(n * in);
-    std::vector<std::int8_t> q(in);
-    std::vector<float> multiplied(input_factor ? in : 0);
     for (std::size_t r = 0; r < n; ++r) {
-        const float* values = x + r * in;
-        if (input_factor) {
-            for (std::size_t i = 0; i < in; ++i) multiplied[i] = values[i] * input_factor[i];
-            values = multiplied.data();
-        }
-        rows.scale[r] = quantize_row(values, in, q.data());
         if (path == Int8Path::float32) {
-            std::copy(q.begin(), q.end(), rows.values.begin() + static_cast<std::ptrdiff_t>(r * in));
+            rows.scale[r] = quantize_row(x + r * in, input_factor, in, rows.values.data() + r * in, 0);
             continue;
         }
-        for (std::size_t p = 0; p < quads; ++p) rows.words[r * quads + p] = pack_quad(q.data(), in, p, 128u, 128u);
+        // Byte b of word p is input 4p + b (little-endian); past `in`, q = 0 (byte 128).
+        auto* bytes = reinterpret_cast<std::uint8_t*>(rows.words.data() + r * quads);
+        rows.scale[r] = quantize_row(x + r * in, input_factor, in, bytes, 128);
+        std::fill(bytes + in, bytes + 4 * quads, std::uint8_t{128});
     }
 }
 
