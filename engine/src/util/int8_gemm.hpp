@@ -1,7 +1,7 @@
 // Matrix products in int8 on the CPU, for the encoder's linear layers: a weight W [out x in]
 // (PyTorch's layout) quantized once per output row ("channel"), activations x [n x in] quantized
-// per row (per token) on the way in, both symmetric (q = round(v * 127 / max|v|), in -127..127,
-// scale = max|v| / 127), the integer products summed exactly in int32, and each output
+// per row (per token) on the way in, both symmetric (q = round(v * (127 / max|v|)), ties to even,
+// in -127..127; scale = max|v| / 127), the integer products summed exactly in int32, and each output
 // y[r][c] = fma(float(sum), x_scale[r] * w_scale[c], bias[c]). Internal to the engine.
 //
 // Two ways to the same integer sums, chosen by CPUID at run time (never by build flags):
