@@ -38,7 +38,7 @@ struct Avx512Bf16Ops {
         return _mm512_dpbf16_ps(sum, (__m512bh)_mm512_set1_epi32(static_cast<int>(a)), (__m512bh)b);
     }
     void store(std::size_t row, std::size_t col, acc sum, std::size_t count) const {
-        const __mmask16 mask = count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
+        const __mmask16 mask = static_cast<__mmask16>(first_lanes(count));
         if (bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, bias + col));
         _mm512_mask_storeu_ps(y + row * ldy + col, mask, sum);
     }

@@ -42,7 +42,7 @@ struct Avx512VnniOps {
     }
     // fma(float(sum - 128 row_sum), x_scale * w_scale, bias), as int8_output in int8_gemm.cpp.
     void store(std::size_t row, std::size_t col, acc sum, std::size_t count) const {
-        const __mmask16 mask = count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
+        const __mmask16 mask = static_cast<__mmask16>(first_lanes(count));
         // (the maskz forms: GCC 12 warns on the plain ones' undefined pass-through operand)
         const __m512i offset = _mm512_maskz_slli_epi32(mask, _mm512_maskz_loadu_epi32(mask, row_sum + col), 7);
         const __m512 exact = _mm512_maskz_cvtepi32_ps(mask, _mm512_sub_epi32(sum, offset));
