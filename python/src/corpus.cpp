@@ -88,7 +88,7 @@ void add_vectors_py(const std::string& dir, const std::string& vectors_path, con
     if (dtype == "f32") options.dtype = DType::f32;
     else if (dtype == "f16") options.dtype = DType::f16;
     else if (!dtype.empty()) throw UsageError("dtype must be 'f32' or 'f16', not '" + dtype + "'", "dtype");
-    options.embedder = EmbedderInfo{embedder, 0, pooling};
+    options.embedder = EmbedderInfo{.name = embedder, .dim = 0, .pooling = pooling};
     nb::gil_scoped_release release;
     add_vectors(dir, options);
 }

@@ -46,7 +46,7 @@ struct AddState {
     const Corpus& base;
     AddPapersSummary& summary;
     std::future<std::vector<OldCache>> old_caches;
-    std::string embedded_precision;  ///< the embedder's precision when new rows were embedded, else ""
+    std::string embedded_precision = {};  ///< the embedder's precision when new rows were embedded, else ""
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

@@ -161,7 +161,10 @@ ScoreInput ScoreInput::of(const SearchQueries& queries) {
 
 std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
     const std::size_t n = input.n_ideas;
-    SearchQueries queries{input.vectors, n, input.dim};
+    SearchQueries queries;
+    queries.vectors = input.vectors;
+    queries.n_queries = n;
+    queries.dim = input.dim;
     queries.scope.row_limit = input.row_limit;
     queries.scope.excluded = input.excluded;
     queries.scope.filters = input.filters;

@@ -134,7 +134,10 @@ std::vector<float> Scorer::density_sims(std::size_t row, std::size_t n_rows, con
         // the row as stored (unit_norm), so that its similarities are the join's.
         std::vector<float> v(corpus_.manifest().dim);
         corpus_.vectors().row_as_f32(row, v.data());
-        SearchQueries query{v.data(), 1, v.size()};
+        SearchQueries query;
+        query.vectors = v.data();
+        query.n_queries = 1;
+        query.dim = v.size();
         query.unit_norm = true;
         query.scope.row_limit = {n_rows};
         std::vector<std::int64_t> left_out = excluded;
