@@ -27,8 +27,9 @@ inline float input_value(const float* v, const float* factor, std::size_t i) {
 
 // Quantizes one row: with x[i] = v[i] (times factor[i] when WithFactor), q[i] = round(x[i] * 127 /
 // max|x|), ties to even, stored as T(q[i] + offset); returns the scale max|x| / 127 (0, and every
-// q = 0, for a row of zeros). Throws Error on a value that is not finite. Two passes of simple
-// loops that the compiler vectorizes.
+// q = 0, for a row of zeros). Returns a negative value, and writes nothing, for a row holding a
+// value that is not finite (the caller says which row). Two passes of simple loops that the
+// compiler vectorizes.
 template <bool WithFactor, class T>
 float quantize_row(const float* v, const float* factor, std::size_t in, T* out, int offset) {
     // max |x| on the bits: for floats without their sign the integer order is the numeric one,
@@ -38,7 +39,7 @@ float quantize_row(const float* v, const float* factor, std::size_t in, T* out, 
         const std::uint32_t bits = std::bit_cast<std::uint32_t>(input_value<WithFactor>(v, factor, i)) & 0x7fffffffu;
         top = bits > top ? bits : top;
     }
-    if (top >= 0x7f800000u) throw Error("int8 quantization: a row holds a value that is not finite");
+    if (top >= 0x7f800000u) return -1.0f;
     const float amax = std::bit_cast<float>(top);
     const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds |t| < 2^22 to an integer
@@ -158,6 +159,10 @@ Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t i
             values = divided.data();
         }
         q.scale[c] = quantize_row(values, nullptr, in, row.data(), 0);
+        if (q.scale[c] < 0.0f)
+            throw Error("int8 quantization: row " + std::to_string(c) + " of a " + std::to_string(out) + " x " +
+                        std::to_string(in) + " weight holds a value that is not finite (inf or NaN): the model's "
+                        "weights are damaged; re-download the model directory");
         std::int32_t sum = 0;
         for (std::size_t i = 0; i < in; ++i) sum += row[i];
         q.row_sum[c] = sum;
@@ -191,6 +196,11 @@ void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path 
         rows.scale[r] = quantize_row(x + r * in, input_factor, in, bytes, 128);
         std::fill(bytes + in, bytes + 4 * quads, std::uint8_t{128});
     }
+    for (std::size_t r = 0; r < n; ++r)
+        if (rows.scale[r] < 0.0f)
+            throw Error("int8 quantization: the input of token " + std::to_string(r) + " to a linear layer holds a "
+                        "value that is not finite (inf or NaN): the model overflows on this text; --precision f32 "
+                        "or bf16 shows whether it does in float32 too");
 }
 
 void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {

@@ -48,7 +48,8 @@ struct Int8Weights {
     /// weights' columns were divided by it); empty for none.
     std::vector<float> input_factor;
 };
-/// Quantizes w [out x in] for `path` (Error for vnni on a CPU without it). With `input_factor`
+/// Quantizes w [out x in] for `path` (Error for vnni on a CPU without it, and naming the row for
+/// a value that is not finite). With `input_factor`
 /// (`in` positive values, or null), column i is divided by input_factor[i] first, and int8_gemm's
 /// activations must be multiplied by it (quantize_int8_rows does, given the weights' factors):
 /// the product is unchanged, but an input that is large in every token (an outlier channel)
@@ -69,7 +70,8 @@ struct Int8Rows {
     std::vector<std::int32_t> sums;   ///< float32 path: the exact sums
 };
 /// Quantizes x [n x in] into `rows` for `path`, reusing its buffers, each value multiplied by
-/// input_factor[i] first when that is not null. A row of zeros gets scale 0.
+/// input_factor[i] first when that is not null. A row of zeros gets scale 0; a value that is not
+/// finite is an Error naming its row (token).
 void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path path, Int8Rows& rows,
                         const float* input_factor = nullptr);
 

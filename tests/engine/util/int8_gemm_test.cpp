@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 
 namespace novelty {
 namespace {
@@ -104,11 +105,23 @@ TEST(Int8Gemm, QuantizesPerRowSymmetricallyWithRowSums) {
 }
 
 TEST(Int8Gemm, RefusesValuesThatAreNotFiniteAndMismatchedOperands) {
-    const std::vector<float> bad = {1.0f, std::numeric_limits<float>::infinity()};
-    EXPECT_THROW(quantize_int8_weights(bad.data(), 1, 2, Int8Path::float32), Error);
-    const std::vector<float> nan = {std::numeric_limits<float>::quiet_NaN(), 1.0f};
+    auto message_of = [](auto&& call) {
+        try {
+            call();
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    const std::vector<float> bad = {1.0f, 2.0f, 1.0f, std::numeric_limits<float>::infinity()};  // row 1
+    const std::string weight = message_of([&] { quantize_int8_weights(bad.data(), 2, 2, Int8Path::float32); });
+    EXPECT_NE(weight.find("row 1 of a 2 x 2 weight"), std::string::npos) << weight;
+    EXPECT_NE(weight.find("damaged"), std::string::npos) << weight;
+    const std::vector<float> nan = {1.0f, 1.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f};  // token 1
     Int8Rows rows;
-    EXPECT_THROW(quantize_int8_rows(nan.data(), 1, 2, Int8Path::float32, rows), Error);
+    const std::string input = message_of([&] { quantize_int8_rows(nan.data(), 2, 2, Int8Path::float32, rows); });
+    EXPECT_NE(input.find("token 1"), std::string::npos) << input;
+    EXPECT_NE(input.find("--precision f32"), std::string::npos) << input;
     const std::vector<float> w(6, 1.0f), x(4, 1.0f);
     const Int8Weights q = quantize_int8_weights(w.data(), 2, 3, Int8Path::float32);
     quantize_int8_rows(x.data(), 2, 2, Int8Path::float32, rows);  // 2 inputs against 3
