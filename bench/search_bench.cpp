@@ -1,6 +1,6 @@
 // Times the CPU backend in-process on .npy inputs, for bench/cpu_search_vs_faiss.py.
-//   search_bench search   --corpus C.npy --queries Q.npy --k K [--threads T] [--storage f32|bf16] [--out PREFIX]
-//   search_bench selfjoin --corpus C.npy --q Q [--threads T] [--storage f32|bf16] [--out PREFIX]
+//   search_bench search   --corpus C.npy --queries Q.npy --k K [--threads T] [--storage f32|bf16|int8] [--out PREFIX]
+//   search_bench selfjoin --corpus C.npy --q Q [--threads T] [--storage f32|bf16|int8] [--out PREFIX]
 // The timed part builds the index (with bf16 storage: packs the rows) and runs the call.
 // Prints one JSON object: shapes, seconds, rate, peak resident memory, and the resident memory
 // at the end while the index is alive, split into anonymous memory (the index's own: tiles,

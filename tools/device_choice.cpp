@@ -17,9 +17,10 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags) {
                         "to the CPU backend's)")
         ->check(CLI::IsMember({"f16", "bf16", "f32"}));
     command->add_option("--storage", flags.storage,
-                        "How the CPU index holds the corpus: f32 (default) or bf16 (half the memory; products "
-                        "screened in bf16 and re-scored in float32, so results are identical to f32's)")
-        ->check(CLI::IsMember({"f32", "bf16"}));
+                        "How the CPU index holds the corpus: f32 (default), bf16 (a half-size copy) or int8 (a "
+                        "quarter-size copy); bf16 and int8 screen every product on the copy and re-score the "
+                        "candidates in float32, so results are identical to f32's")
+        ->check(CLI::IsMember({"f32", "bf16", "int8"}));
     command->add_option("--device-memory", flags.device_memory_mib,
                         "GPU memory the CUDA backend may use, in MiB (default: 90% of free); a corpus that does "
                         "not fit is streamed through in chunks");

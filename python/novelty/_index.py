@@ -49,9 +49,9 @@ class Index:
     """A corpus's vectors loaded into a search backend (faiss's Index, cuVS's brute_force).
 
     device: "auto" (CUDA when compiled in and a GPU is present, else the CPU), "cpu" or "cuda".
-    storage: how the backend holds the corpus. On the CPU "f32" (the default) or "bf16" (half the
-    memory; products screened in bf16 and re-scored in float32, so results equal "f32"'s bit for
-    bit); on CUDA "f16" (the default), "bf16" or "f32" (the CPU backend's neighbours exactly).
+    storage: how the backend holds the corpus. On the CPU "f32" (the default), "bf16" or "int8" (a
+    half- or quarter-size copy of the rows that screens every product, the candidates re-scored in
+    float32, so results equal "f32"'s bit for bit); on CUDA "f16" (the default), "bf16" or "f32" (the CPU backend's neighbours exactly).
     None: the backend's default. memory_mib: GPU memory budget (0 = 90% of free). threads: CPU
     workers (0 = all cores). Several Python threads may call one Index at once: the engine serves
     one call at a time and the others wait with the GIL released.
@@ -70,7 +70,7 @@ class Index:
 
     @property
     def label(self) -> str:
-        """What provenance records: "cpu", "cpu-bf16", "cuda-f16", "cuda-bf16" or "cuda-f32"."""
+        """What provenance records: "cpu", "cpu-bf16", "cpu-int8", "cuda-f16", "cuda-bf16" or "cuda-f32"."""
         return self._i.label
 
     def search(

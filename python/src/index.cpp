@@ -22,7 +22,7 @@ IndexHandle* make_index(const CorpusHandle& corpus, const std::string& device, c
     h->corpus = corpus.corpus;
     h->corpus_lock = corpus.lock;
     // An empty storage is each backend's default (CUDA f16, CPU f32); a named one applies to the
-    // backend chosen (CPU: f32 or bf16; CUDA: f16, bf16 or f32).
+    // backend chosen (CPU: f32, bf16 or int8; CUDA: f16, bf16 or f32).
     const bool on_cpu = device == "cpu" || (device == "auto" && auto_device() == "cpu");
     BackendChoice choice;
     choice.device = device;

@@ -25,10 +25,20 @@ CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_m
 
 std::string auto_device() { return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu"; }
 
-ElementType parse_cpu_storage(const std::string& text, const std::string& field) {
-    if (text == "f32" || text == "float32") return ElementType::f32;
-    if (text == "bf16" || text == "bfloat16") return ElementType::bf16;
-    throw UsageError("the CPU index's storage must be f32 or bf16, not '" + text + "'", field);
+const char* cpu_storage_name(CpuStorage storage) {
+    switch (storage) {
+        case CpuStorage::bf16: return "bf16";
+        case CpuStorage::int8: return "int8";
+        case CpuStorage::f32: break;
+    }
+    return "f32";
+}
+
+CpuStorage parse_cpu_storage(const std::string& text, const std::string& field) {
+    if (text == "f32" || text == "float32") return CpuStorage::f32;
+    if (text == "bf16" || text == "bfloat16") return CpuStorage::bf16;
+    if (text == "int8") return CpuStorage::int8;
+    throw UsageError("the CPU index's storage must be f32, bf16 or int8, not '" + text + "'", field);
 }
 
 CpuBackendOptions cpu_options(const std::string& storage) {

@@ -77,9 +77,11 @@ struct PortableVnniOps {
     };
     using words = const std::uint32_t*;
     const float* x_scale;
-    const Int8Weights& w;
+    const std::int32_t* row_sum;
+    const float* w_scale;
     const float* bias;
     float* y;
+    std::size_t ldy;
     acc zero() const { return acc{}; }
     words load(const std::uint32_t* p) const { return p; }
     acc dot(acc sum, std::uint32_t a, words b) const {
@@ -92,7 +94,7 @@ struct PortableVnniOps {
     void store(std::size_t row, std::size_t col, const acc& sum, std::size_t count) const {
         for (std::size_t i = 0; i < count; ++i) {
             const std::size_t c = col + i;
-            y[row * w.out + c] = int8_output(sum.v[i] - 128 * w.row_sum[c], x_scale[row], w.scale[c], bias ? bias[c] : 0.0f);
+            y[row * ldy + c] = int8_output(sum.v[i] - 128 * row_sum[c], x_scale[row], w_scale[c], bias ? bias[c] : 0.0f);
         }
     }
 };
@@ -215,8 +217,24 @@ void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
 void int8_gemm_vnni_portable(const Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
     check_operands(x, w);
     if (w.path != Int8Path::vnni) throw Error("int8_gemm_vnni_portable: the operands are not laid out for vnni");
-    PortableVnniOps ops{x.scale.data(), w, bias, y};
+    PortableVnniOps ops{x.scale.data(), w.row_sum.data(), w.scale.data(), bias, y, w.out};
     packed_gemm_with(ops, x.words.data(), x.n, w.words.data(), w.quads, w.panels, w.out);
+}
+
+float quantize_int8_values(const float* v, std::size_t in, std::int8_t* q) { return quantize_row(v, nullptr, in, q, 0); }
+
+void int8_gemm_panel_range(const Int8Rows& x, const std::uint32_t* words, std::size_t quads, std::size_t panels,
+                           std::size_t out, const std::int32_t* row_sum, const float* w_scale, float* y) {
+    if (x.path != Int8Path::vnni || (x.in + 3) / 4 != quads)
+        throw Error("int8_gemm_panel_range: the activations are not laid out for these panels");
+    if (x.n == 0 || out == 0) return;
+    if (cpu_has_avx512_vnni()) {
+        int8_gemm_vnni_raw(x.words.data(), x.scale.data(), x.n, words, quads, panels, out, row_sum, w_scale, nullptr,
+                           y);
+        return;
+    }
+    PortableVnniOps ops{x.scale.data(), row_sum, w_scale, nullptr, y, out};
+    packed_gemm_with(ops, x.words.data(), x.n, words, quads, panels, out);
 }
 
 }  // namespace novelty

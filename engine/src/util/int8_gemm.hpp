@@ -80,6 +80,21 @@ void quantize_int8_rows(const float* x, std::size_t n, std::size_t in, Int8Path 
 /// or paths.
 void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y);
 
+/// Quantizes one vector as quantize_int8_rows does (no factor): q[i] = round(v[i] * 127 / max|v|),
+/// ties to even, in -127..127; returns the scale max|v| / 127 (0, every q 0, for zeros), or a
+/// negative value, writing nothing, when a value is not finite.
+float quantize_int8_values(const float* v, std::size_t in, std::int8_t* q);
+
+/// y[x.n x out] (row stride out, no bias): the products of `x` (laid out for vnni) with `out`
+/// rows held in vnni panels as Int8Weights::words holds them, `panels` panels (16 panels >= out >
+/// 16 (panels - 1)) of `quads` x 16 words from `words` on, the rows' sums of q in row_sum and
+/// their scales in w_scale (out values each): y[r][c] = fma(float(sum), x.scale[r] * w_scale[c], 0)
+/// for the exact integer sum. By the AVX512-VNNI kernel where the CPU has it, else by the
+/// portable loop (slow; the same bits). The panels need no instructions to be laid out: a search
+/// index packs them on any CPU. Throws Error when x is not laid out for vnni with `quads` words.
+void int8_gemm_panel_range(const Int8Rows& x, const std::uint32_t* words, std::size_t quads, std::size_t panels,
+                           std::size_t out, const std::int32_t* row_sum, const float* w_scale, float* y);
+
 /// The vnni products by the portable loop in plain C++ (slow; for tests): the same sums and the
 /// same last step as the kernel, on any CPU. `x` and `w` must be laid out for vnni.
 void int8_gemm_vnni_portable(const Int8Rows& x, const Int8Weights& w, const float* bias, float* y);

@@ -154,11 +154,11 @@ TEST(ScoreCli, AReadOnlyCorpusIsScoredWithAWarning) {
     EXPECT_EQ(novelty::test::json_lines(tmp.file("s.jsonl")).size(), 5u);
 }
 
-// --storage bf16 gives --storage f32's scores and neighbours to the last printed digit, with the
-// storage recorded in provenance; a storage the CPU index does not have is refused.
-TEST(ScoreCli, Bf16StorageScoresExactlyAsFloat32) {
+// --storage bf16 and int8 give --storage f32's scores and neighbours to the last printed digit,
+// with the storage recorded in provenance; a storage the CPU index does not have is refused.
+TEST(ScoreCli, NarrowStoragesScoreExactlyAsFloat32) {
     std::vector<nlohmann::json> runs;
-    for (const std::string storage : {"f32", "bf16"}) {
+    for (const std::string storage : {"f32", "bf16", "int8"}) {
         TempDir tmp;  // a corpus each: the second run must compute its own densities
         const std::string dir = make_corpus(tmp);
         const auto r = run_cli("score -q --device cpu --storage " + storage + " --corpus " + shell_quote(dir) +
@@ -167,17 +167,18 @@ TEST(ScoreCli, Bf16StorageScoresExactlyAsFloat32) {
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const auto lines = novelty::test::json_lines(tmp.file("s.jsonl"));
         ASSERT_EQ(lines.size(), 5u);
-        const std::string label = storage == "f32" ? "cpu" : "cpu-bf16";
+        const std::string label = storage == "f32" ? "cpu" : "cpu-" + storage;
         for (const auto& j : lines) {
             EXPECT_EQ(j["provenance"]["backend"], label);
             EXPECT_EQ(j["provenance"]["densities_backend"], label);
         }
         runs.emplace_back(lines);
     }
-    for (std::size_t i = 0; i < 5; ++i) {
-        EXPECT_EQ(runs[1][i]["scores"].dump(), runs[0][i]["scores"].dump()) << i;
-        EXPECT_EQ(runs[1][i]["neighbors"].dump(), runs[0][i]["neighbors"].dump()) << i;
-    }
+    for (std::size_t run = 1; run < runs.size(); ++run)
+        for (std::size_t i = 0; i < 5; ++i) {
+            EXPECT_EQ(runs[run][i]["scores"].dump(), runs[0][i]["scores"].dump()) << run << " " << i;
+            EXPECT_EQ(runs[run][i]["neighbors"].dump(), runs[0][i]["neighbors"].dump()) << run << " " << i;
+        }
     TempDir tmp;
     const std::string dir = make_corpus(tmp);
     const auto refused = run_cli("score -q --storage f16 --corpus " + shell_quote(dir) + " --ideas " +

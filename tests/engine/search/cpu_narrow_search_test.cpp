@@ -1,10 +1,11 @@
-// The CPU index with bf16 storage must equal the float32 CPU index bit for bit: the same rows, the
-// same similarity bits, the same order and ties, the same self-join densities, on both screening
-// paths (vdpbf16ps where the CPU has AVX512-BF16, sgemm on widened rows). The conformance suite
-// checks it against the reference like every backend; this file checks the equality, on the
-// cases that would break a screening margin that is too small: near-ties below bf16's resolution
-// around the k-th place at k = 100 and k = 2048, exact duplicates, float16 corpora, row ranges,
-// exclusions and filters, and the screening bound itself.
+// The CPU index with bf16 or int8 storage must equal the float32 CPU index bit for bit: the same
+// rows, the same similarity bits, the same order and ties, the same self-join densities, on both
+// screening paths of each (vdpbf16ps where the CPU has AVX512-BF16 and vpdpbusd where it has
+// AVX512-VNNI; sgemm on widened rows). The conformance suite checks them against the reference like
+// every backend; this file checks the equality, on the cases that would break a screening margin
+// that is too small: near-ties below bf16's and int8's resolution around the k-th place at k = 100
+// and k = 2048, exact duplicates, float16 corpora, row ranges, exclusions and filters, and the
+// screening bounds themselves.
 #include "novelty/search/backends.hpp"
 #include "novelty/search/search.hpp"
 #include "novelty/util/error.hpp"
@@ -13,11 +14,13 @@
 #include "search/exact_rescore.hpp"
 #include "search_reference.hpp"
 #include "util/bf16_gemm.hpp"
+#include "util/int8_gemm.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -30,12 +33,14 @@ using novelty::test::random_unit_rows;
 
 namespace {
 
-std::unique_ptr<SearchBackend> bf16_backend(bool instructions) {
+std::unique_ptr<SearchBackend> narrow_backend(CpuStorage storage, bool instructions) {
     CpuBackendOptions options;
-    options.storage = ElementType::bf16;
-    options.bf16_instructions = instructions;
+    options.storage = storage;
+    options.screen_instructions = instructions;
     return make_cpu_backend(options);
 }
+
+std::string label_of(CpuStorage storage) { return std::string("cpu-") + cpu_storage_name(storage); }
 
 std::uint32_t bits_of(float v) {
     std::uint32_t b;
@@ -59,24 +64,25 @@ void expect_same_topk(const TopK& want, const TopK& got, const std::string& labe
             }
 }
 
-// Every search of `queries` on the f32 index and both bf16 paths, compared.
-void expect_bf16_equals_f32(const VectorView& corpus, const SearchQueries& queries, std::size_t k,
-                            const std::string& label, const SearchTuning& tuning = {}) {
+// Every search of `queries` on the f32 index and both paths of `storage`, compared.
+void expect_narrow_equals_f32(CpuStorage storage, const VectorView& corpus, const SearchQueries& queries,
+                              std::size_t k, const std::string& label, const SearchTuning& tuning = {}) {
     auto f32 = make_cpu_backend();
     f32->tuning = tuning;
     const TopK want = f32->build(corpus)->search(queries, k);
     for (bool instructions : {true, false}) {
-        auto backend = bf16_backend(instructions);
+        auto backend = narrow_backend(storage, instructions);
         backend->tuning = tuning;
         auto index = backend->build(corpus);
-        EXPECT_EQ(index->label(), "cpu-bf16");
-        expect_same_topk(want, index->search(queries, k), label + (instructions ? " (bf16 kernel)" : " (sgemm)"));
+        EXPECT_EQ(index->label(), label_of(storage));
+        expect_same_topk(want, index->search(queries, k),
+                         label + " " + label_of(storage) + (instructions ? " (kernel)" : " (sgemm)"));
     }
 }
 
-// n rows that all lie within ~2^-9 (below bf16's resolution) of one direction, so their exact
-// similarities to a query near that direction are apart by less than the screening error and
-// their order under bf16 is not their exact order; every 7th row repeats the one before it.
+// n rows that all lie within ~2^-9 (below bf16's resolution, and int8's) of one direction, so
+// their exact similarities to a query near that direction are apart by less than the screening
+// error and their screened order is not their exact order; every 7th row repeats the one before.
 std::vector<float> near_tie_rows(std::size_t n, std::size_t dim, std::uint32_t seed) {
     std::vector<float> base = random_unit_rows(1, dim, seed);
     std::vector<float> noise = random_unit_rows(n, dim, seed + 1);
@@ -93,19 +99,21 @@ std::vector<float> near_tie_rows(std::size_t n, std::size_t dim, std::uint32_t s
     return rows;
 }
 
-TEST(CpuBf16Search, RandomCorporaEqualTheFloat32Index) {
+class CpuNarrowSearch : public ::testing::TestWithParam<CpuStorage> {};
+
+TEST_P(CpuNarrowSearch, RandomCorporaEqualTheFloat32Index) {
     for (std::size_t dim : {1u, 7u, 384u, 1024u}) {
         const std::size_t n = dim == 1024 ? 2500 : 3000;
         const auto corpus_values = random_unit_rows(n, dim, 5 + dim);
         const auto query_values = random_unit_rows(40, dim, 50 + dim);
         const VectorView corpus = VectorView::of(corpus_values, dim);
         for (std::size_t k : {1u, 10u, 100u})
-            expect_bf16_equals_f32(corpus, make_queries(query_values, dim), k,
+            expect_narrow_equals_f32(GetParam(), corpus, make_queries(query_values, dim), k,
                                    "dim " + std::to_string(dim) + " k " + std::to_string(k));
     }
 }
 
-TEST(CpuBf16Search, NearTiesAtTheKthPlaceAreSettledAsFloat32Does) {
+TEST_P(CpuNarrowSearch, NearTiesAtTheKthPlaceAreSettledAsFloat32Does) {
     const std::size_t dim = 384;
     for (std::size_t k : {100u, 2048u}) {
         const std::size_t n = k == 100 ? 1500 : 5000;
@@ -117,12 +125,12 @@ TEST(CpuBf16Search, NearTiesAtTheKthPlaceAreSettledAsFloat32Does) {
         SearchTuning small_tiles;
         small_tiles.corpus_tile = 300;  // not a whole number of panels: the index rounds it up
         small_tiles.query_tile = 5;
-        expect_bf16_equals_f32(VectorView::of(corpus_values, dim), make_queries(query_values, dim), k,
+        expect_narrow_equals_f32(GetParam(), VectorView::of(corpus_values, dim), make_queries(query_values, dim), k,
                                "near ties k " + std::to_string(k), small_tiles);
     }
 }
 
-TEST(CpuBf16Search, Float16CorporaRangesExclusionsAndFiltersEqualTheFloat32Index) {
+TEST_P(CpuNarrowSearch, Float16CorporaRangesExclusionsAndFiltersEqualTheFloat32Index) {
     const std::size_t n = 2000, dim = 96;
     const auto values = near_tie_rows(n, dim, 9);
     std::vector<std::uint16_t> halves(values.size());
@@ -136,14 +144,14 @@ TEST(CpuBf16Search, Float16CorporaRangesExclusionsAndFiltersEqualTheFloat32Index
     for (std::int64_t row = 0; row < 600; row += 3) excluded[0].push_back(row);
     excluded[5] = {5, 6, 7, 8};
     for (const auto& rows : excluded) queries.scope.excluded.add(rows);
-    expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges and exclusions");
+    expect_narrow_equals_f32(GetParam(), corpus, queries, 100, "float16 rows with ranges and exclusions");
     auto filter = std::make_shared<RowFilter>(RowFilter::none(n));
     for (std::size_t row = 0; row < n; row += 2) filter->allow(row);
     queries.scope.filters = {filter};
-    expect_bf16_equals_f32(corpus, queries, 100, "float16 rows with ranges, exclusions and a filter");
+    expect_narrow_equals_f32(GetParam(), corpus, queries, 100, "float16 rows with ranges, exclusions and a filter");
 }
 
-TEST(CpuBf16Search, SelfJoinDensitiesAreBitIdentical) {
+TEST_P(CpuNarrowSearch, SelfJoinDensitiesAreBitIdentical) {
     const std::size_t n = 1200, dim = 64, q = 10, k_stored = 16;
     const auto values = near_tie_rows(n, dim, 21);
     const VectorView corpus = VectorView::of(values, dim);
@@ -153,11 +161,11 @@ TEST(CpuBf16Search, SelfJoinDensitiesAreBitIdentical) {
     const SelfJoin blocks = f32->build(corpus)->self_join(n - 7, q, k_stored);
     ASSERT_EQ(blocks.rows, want.rows);
     for (const auto& [instructions, budget] : {std::pair{true, 0}, {true, 1}, {false, 0}, {false, 1}}) {
-        auto backend = bf16_backend(instructions);
+        auto backend = narrow_backend(GetParam(), instructions);
         backend->tuning.self_join_memory = budget;  // 0: the symmetric join; 1: block by block
         backend->tuning.query_tile = 100;           // not a whole number of panels: rounded up
         const SelfJoin got = backend->build(corpus)->self_join(n - 7, q, k_stored);
-        EXPECT_EQ(got.computed_by, "cpu-bf16");
+        EXPECT_EQ(got.computed_by, label_of(GetParam()));
         ASSERT_EQ(got.rows, want.rows);
         ASSERT_EQ(got.sims.size(), want.sims.size());
         ASSERT_EQ(got.density.size(), want.density.size());
@@ -166,6 +174,11 @@ TEST(CpuBf16Search, SelfJoinDensitiesAreBitIdentical) {
             ASSERT_EQ(bits_of(got.density[i]), bits_of(want.density[i])) << "density of row " << i;
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Storages, CpuNarrowSearch, ::testing::Values(CpuStorage::bf16, CpuStorage::int8),
+                         [](const ::testing::TestParamInfo<CpuStorage>& info) {
+                             return std::string(cpu_storage_name(info.param));
+                         });
 
 // The bound holds on the vectors that come closest to it: coordinates chosen so that every
 // product rounds the same way in bf16, and it is not loose enough to keep most of a corpus.
@@ -202,14 +215,71 @@ TEST(CpuBf16Search, ScreeningMarginBoundsTheScreenedError) {
     EXPECT_EQ(float_at_most(0.5), 0.5f);
 }
 
-TEST(CpuBf16Search, StorageNamesAreChecked) {
-    EXPECT_EQ(parse_cpu_storage("bf16"), ElementType::bf16);
-    EXPECT_EQ(parse_cpu_storage("float32"), ElementType::f32);
+// The int8 bound holds where the quantization errors add up instead of cancelling: every value
+// just below a rounding midpoint (so each rounds down by almost half a step) and the two vectors
+// equal, for both of the int8 index's screened forms (the exact integer sum times the scales, as
+// vpdpbusd's path; float32 products of the dequantized values, as the sgemm path).
+TEST(CpuInt8Search, ScreeningMarginBoundsTheScreenedError) {
+    std::mt19937 rng(6);
+    std::uniform_int_distribution<int> step(20, 125);
+    double worst_ratio = 0;
+    for (std::size_t dim : {1u, 2u, 3u, 384u}) {
+        for (int trial = 0; trial < 100; ++trial) {
+            std::vector<float> a(dim), b(dim);
+            for (std::size_t c = 0; c < dim; ++c) {
+                a[c] = c == 0 ? 1.0f : (static_cast<float>(step(rng)) + 0.499f) / 127.0f;
+                b[c] = trial % 2 ? a[c] : (static_cast<float>(step(rng)) - 0.499f) / 127.0f;
+            }
+            std::vector<std::int8_t> qa(dim), qb(dim);
+            const float sa = quantize_int8_values(a.data(), dim, qa.data());
+            const float sb = quantize_int8_values(b.data(), dim, qb.data());
+            std::int32_t sum = 0;
+            float dequantized = 0;
+            for (std::size_t c = 0; c < dim; ++c) {
+                sum += qa[c] * qb[c];
+                dequantized += (sa * static_cast<float>(qa[c])) * (sb * static_cast<float>(qb[c]));
+            }
+            const float integer = std::fma(static_cast<float>(sum), sa * sb, 0.0f);
+            const double exact = exact_dot(a.data(), b.data(), dim);
+            const double margin = screen_margin(dim, screen_norms(a.data(), dim, ScreenOperands::int8),
+                                                screen_norms(b.data(), dim, ScreenOperands::int8));
+            ASSERT_LE(std::fabs(exact - integer), margin) << "dim " << dim << " trial " << trial;
+            ASSERT_LE(std::fabs(exact - dequantized), margin) << "dim " << dim << " trial " << trial;
+            if (dim == 384) worst_ratio = std::max(worst_ratio, std::fabs(exact - integer) / margin);
+        }
+    }
+    EXPECT_GT(worst_ratio, 0.4);  // the bound is not far above what these vectors reach
+    // For real unit rows the margin is about 2 |x - x'|, several times bf16's.
+    const auto unit = random_unit_rows(1, 384, 8);
+    const ScreenNorms norms = screen_norms(unit.data(), 384, ScreenOperands::int8);
+    EXPECT_EQ(norms.extra_roundings, 3u);
+    EXPECT_GT(norms.residual, 0.0);
+    EXPECT_LT(screen_margin(384, norms, norms), 0.03);
+}
+
+TEST(CpuInt8Search, RefusesRowsItCannotHoldAndNamesThem) {
+    std::vector<float> values = random_unit_rows(5, 8, 3);
+    values[3 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();
+    try {
+        narrow_backend(CpuStorage::int8, true)->build(VectorView::of(values, 8));
+        ADD_FAILURE() << "a row holding NaN was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("corpus row 3"), std::string::npos) << e.what();
+    }
+    const std::size_t wide = 65537;
+    std::vector<float> one(wide, 0.0f);
+    one[0] = 1.0f;
+    EXPECT_THROW(narrow_backend(CpuStorage::int8, true)->build(VectorView::of(one, wide)), UsageError);
+}
+
+TEST(CpuStorage, NamesAreChecked) {
+    EXPECT_EQ(parse_cpu_storage("bf16"), CpuStorage::bf16);
+    EXPECT_EQ(parse_cpu_storage("float32"), CpuStorage::f32);
+    EXPECT_EQ(parse_cpu_storage("int8"), CpuStorage::int8);
     EXPECT_THROW(parse_cpu_storage("f16"), UsageError);
-    CpuBackendOptions half;
-    half.storage = ElementType::f16;
-    EXPECT_THROW(make_cpu_backend(half), UsageError);
-    EXPECT_EQ(bf16_backend(true)->label(), "cpu-bf16");
+    EXPECT_THROW(parse_cpu_storage("int4"), UsageError);
+    EXPECT_EQ(narrow_backend(CpuStorage::bf16, true)->label(), "cpu-bf16");
+    EXPECT_EQ(narrow_backend(CpuStorage::int8, true)->label(), "cpu-int8");
     EXPECT_EQ(make_cpu_backend()->label(), "cpu");
 }
 

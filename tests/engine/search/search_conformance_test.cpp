@@ -1,6 +1,7 @@
 // One conformance suite for every search backend, in the manner of ggml's test-backend-ops:
 // each scenario runs on {cpu, cpu-bf16 (bf16 storage, screened by vdpbf16ps where the CPU has
-// AVX512-BF16), cpu-bf16-sgemm (bf16 storage screened by sgemm on widened rows), cuda-f32,
+// AVX512-BF16), cpu-bf16-sgemm (bf16 storage screened by sgemm on widened rows), cpu-int8 (int8
+// storage, screened by vpdpbusd where the CPU has AVX512-VNNI), cpu-int8-sgemm, cuda-f32,
 // cuda-f16, cuda-bf16, cuda-f16-t16 (float16 storage with 16-bit similarity tiles,
 // docs/cuda.md)} and is checked against the naive
 // double-precision reference (search_reference.hpp) with one tolerance per backend. The CUDA
@@ -33,7 +34,7 @@ namespace novelty {
 namespace {
 
 struct BackendCase {
-    std::string name;       ///< cpu, cpu-bf16, cpu-bf16-sgemm, cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16
+    std::string name;       ///< cpu, cpu-bf16(-sgemm), cpu-int8(-sgemm), cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16
     float tolerance = 0;    ///< on similarities
     /// On a float16 corpus (stored exactly in every storage but bf16): the rows must be the
     /// reference's wherever its similarities are apart by more than this; 0: not checked (the
@@ -61,10 +62,10 @@ protected:
     std::unique_ptr<SearchBackend> backend(std::size_t memory_budget = 0) const {
         const std::string& name = GetParam().name;
         if (name == "cpu") return make_cpu_backend();
-        if (name.rfind("cpu-bf16", 0) == 0) {
+        if (name.rfind("cpu-bf16", 0) == 0 || name.rfind("cpu-int8", 0) == 0) {
             CpuBackendOptions cpu;
-            cpu.storage = ElementType::bf16;
-            cpu.bf16_instructions = name == "cpu-bf16";
+            cpu.storage = parse_cpu_storage(name.substr(4, 4));
+            cpu.screen_instructions = name.find("-sgemm") == std::string::npos;
             return make_cpu_backend(cpu);
         }
         CudaBackendOptions options;
@@ -439,6 +440,8 @@ TEST_P(SearchConformance, BadArgumentsAreRefused) {
 INSTANTIATE_TEST_SUITE_P(Backends, SearchConformance,
                          ::testing::Values(BackendCase{"cpu", 1e-5f, 2e-6f}, BackendCase{"cpu-bf16", 1e-5f, 2e-6f},
                                            BackendCase{"cpu-bf16-sgemm", 1e-5f, 2e-6f},
+                                           BackendCase{"cpu-int8", 1e-5f, 2e-6f},
+                                           BackendCase{"cpu-int8-sgemm", 1e-5f, 2e-6f},
                                            BackendCase{"cuda-f32", 1e-5f, 2e-6f},
                                            BackendCase{"cuda-f16", 4e-3f}, BackendCase{"cuda-bf16", 3e-2f},
                                            BackendCase{"cuda-f16-t16", 4e-3f, 2e-6f}),

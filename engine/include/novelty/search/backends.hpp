@@ -42,26 +42,37 @@ struct CudaBackendOptions {
 /// - f32 (default): sgemm on the caller's rows in place.
 /// - bf16: a bf16 copy of the rows (2 bytes a value, half the memory and bandwidth of float32),
 ///   products screened in bf16 (AVX512-BF16's vdpbf16ps where the CPU has it, by CPUID at run
-///   time) with a proven bound on their error, and every row the bound cannot rule out of a
-///   query's top k re-scored against the float32 rows with the engine's fixed-order dot product.
-///   Similarities, order and ties are then the f32 index's bit for bit (docs/search.md, "bf16
-///   storage on the CPU"); the float32 rows are read only for those candidates.
+///   time).
+/// - int8: an int8 copy of the rows (1 byte a value, each row quantized symmetrically with its
+///   own scale), products screened in int8 against the queries quantized the same way
+///   (AVX512-VNNI's vpdpbusd where the CPU has it, exact integer sums; elsewhere sgemm on the
+///   dequantized values). Dimensions up to 65,536.
+/// With bf16 and int8 every product is screened with a proven bound on its error, and every row
+/// the bound cannot rule out of a query's top k is re-scored against the float32 rows with the
+/// engine's fixed-order dot product. Similarities, order and ties are then the f32 index's bit for
+/// bit (docs/search.md, "Narrow storage on the CPU"); the float32 rows are read only for those
+/// candidates.
+enum class CpuStorage { f32 = 0, bf16 = 1, int8 = 2 };
+
+/// "f32", "bf16" or "int8".
+const char* cpu_storage_name(CpuStorage storage);
+
 struct CpuBackendOptions {
-    ElementType storage = ElementType::f32;
-    /// bf16 only: false screens with sgemm on rows widened back to float32 even where the CPU
-    /// has AVX512-BF16 (the path of CPUs without it; for tests and comparison).
-    bool bf16_instructions = true;
+    CpuStorage storage = CpuStorage::f32;
+    /// bf16 and int8 only: false screens with sgemm on rows widened back to float32 even where the
+    /// CPU has AVX512-BF16 or AVX512-VNNI (the path of CPUs without them; for tests and comparison).
+    bool screen_instructions = true;
 };
 
-/// "f32"/"float32" or "bf16"/"bfloat16" (the CLI's --storage, Python's storage= on the CPU);
-/// anything else is a UsageError naming the field `field`.
-ElementType parse_cpu_storage(const std::string& text, const std::string& field = "storage");
+/// "f32"/"float32", "bf16"/"bfloat16" or "int8" (the CLI's --storage, Python's storage= on the
+/// CPU); anything else is a UsageError naming the field `field`.
+CpuStorage parse_cpu_storage(const std::string& text, const std::string& field = "storage");
 
 /// The CPU options every edge takes from its user: the storage by name (parse_cpu_storage) of the
 /// CLI's --storage, the server's options and Python's storage=.
 CpuBackendOptions cpu_options(const std::string& storage);
 
-/// The CPU backend with `options` (UsageError for a storage other than f32 or bf16).
+/// The CPU backend with `options`.
 std::unique_ptr<SearchBackend> make_cpu_backend(const CpuBackendOptions& options);
 
 /// The CUDA options every edge takes from its user: the storage by name (parse_storage) and the
@@ -93,7 +104,7 @@ struct BackendChoice {
     std::string device = "auto";         ///< auto | cpu | cuda (make_backend)
     std::string device_storage = "f16";  ///< the CUDA backend's storage: f16 | bf16 | f32 (parse_storage)
     std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget in MiB; 0 = 90% of free
-    std::string storage = "f32";         ///< the CPU index's storage: f32 | bf16 (parse_cpu_storage)
+    std::string storage = "f32";         ///< the CPU index's storage: f32 | bf16 | int8 (parse_cpu_storage)
 };
 
 /// The backend `choice` names: make_backend(device, cuda_options(device_storage,

@@ -2,8 +2,10 @@
 // the block's similarities to one corpus tile at a time with OpenBLAS sgemm, and feeds them to
 // one screened collector per query behind a threshold filter; the candidates are re-scored with
 // exact_dot (screening.hpp). Memory is one tile of similarities per worker, never n_queries x N.
-// The bf16 index (cpu_bf16_index.cpp) runs the same loop on bf16 products.
+// The bf16 and int8 indexes (cpu_bf16_index.cpp, cpu_int8_index.cpp) run the same loop on narrow
+// products (screened_index.hpp).
 #include "search/cpu/cpu_bf16_index.hpp"
+#include "search/cpu/cpu_int8_index.hpp"
 #include "search/cpu/cpu_self_join.hpp"
 #include "search/exact_rescore.hpp"
 #include "search/cpu/screening.hpp"
@@ -76,11 +78,16 @@ class CpuSearchBackend final : public detail::BackendImpl {
 public:
     explicit CpuSearchBackend(const CpuBackendOptions& options) : options_(options) {}
     std::string name() const override { return "cpu"; }
-    std::string label() const override { return options_.storage == ElementType::bf16 ? "cpu-bf16" : "cpu"; }
+    std::string label() const override {
+        return options_.storage == CpuStorage::f32 ? "cpu" : std::string("cpu-") + cpu_storage_name(options_.storage);
+    }
 
     std::unique_ptr<detail::IndexImpl> build(const VectorView& corpus, const SearchTuning& tuning) const override {
-        if (options_.storage == ElementType::bf16)
-            return make_cpu_bf16_index(corpus, options_.bf16_instructions, tuning.threads);
+        switch (options_.storage) {
+            case CpuStorage::bf16: return make_cpu_bf16_index(corpus, options_.screen_instructions, tuning.threads);
+            case CpuStorage::int8: return make_cpu_int8_index(corpus, options_.screen_instructions, tuning.threads);
+            case CpuStorage::f32: break;
+        }
         return std::make_unique<CpuSearchIndex>(corpus, tuning.threads);
     }
 
@@ -93,8 +100,6 @@ private:
 std::unique_ptr<SearchBackend> make_cpu_backend() { return make_cpu_backend(CpuBackendOptions{}); }
 
 std::unique_ptr<SearchBackend> make_cpu_backend(const CpuBackendOptions& options) {
-    if (options.storage != ElementType::f32 && options.storage != ElementType::bf16)
-        throw UsageError(std::string("the CPU index holds its rows as f32 or bf16, not ") + element_name(options.storage), "storage");
     return std::make_unique<SearchBackend>(std::make_unique<CpuSearchBackend>(options));
 }
 

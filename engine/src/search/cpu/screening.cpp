@@ -2,6 +2,7 @@
 
 #include "search/exact_rescore.hpp"
 #include "util/bf16_gemm.hpp"
+#include "util/int8_gemm.hpp"
 #include "util/parallel_for.hpp"
 
 #include <algorithm>
@@ -22,7 +23,38 @@ constexpr float negative_infinity = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
+namespace {
+
+constexpr std::size_t int8_extra_roundings = 3;
+
+ScreenNorms int8_screen_norms(const float* x, std::size_t dim) {
+    thread_local std::vector<std::int8_t> q;
+    q.resize(dim);
+    const float scale = quantize_int8_values(x, dim, q.data());
+    ScreenNorms out;
+    out.extra_roundings = int8_extra_roundings;
+    if (scale < 0.0f) {
+        out.norm = out.rounded = out.residual = std::numeric_limits<double>::infinity();
+        return out;
+    }
+    double norm2 = 0, rounded2 = 0, residual2 = 0;
+    for (std::size_t c = 0; c < dim; ++c) {
+        const double v = x[c];
+        const double r = static_cast<double>(scale) * q[c];  // exact: 24 x 7 bits
+        norm2 += v * v;
+        rounded2 += r * r;
+        residual2 += (v - r) * (v - r);
+    }
+    out.norm = std::sqrt(norm2);
+    out.rounded = std::sqrt(rounded2);
+    out.residual = std::sqrt(residual2);
+    return out;
+}
+
+}  // namespace
+
 ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands) {
+    if (operands == ScreenOperands::int8) return int8_screen_norms(x, dim);
     double norm2 = 0, rounded2 = 0, residual2 = 0;
     for (std::size_t c = 0; c < dim; ++c) {
         const double v = x[c];
@@ -31,11 +63,20 @@ ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operand
         rounded2 += r * r;
         residual2 += (v - r) * (v - r);
     }
-    return ScreenNorms{std::sqrt(norm2), std::sqrt(rounded2), std::sqrt(residual2)};
+    ScreenNorms out;
+    out.norm = std::sqrt(norm2);
+    out.rounded = std::sqrt(rounded2);
+    out.residual = std::sqrt(residual2);
+    return out;
 }
 
 ScreenNorms max_of(const ScreenNorms& a, const ScreenNorms& b) {
-    return ScreenNorms{std::max(a.norm, b.norm), std::max(a.rounded, b.rounded), std::max(a.residual, b.residual)};
+    ScreenNorms out;
+    out.norm = std::max(a.norm, b.norm);
+    out.rounded = std::max(a.rounded, b.rounded);
+    out.residual = std::max(a.residual, b.residual);
+    out.extra_roundings = std::max(a.extra_roundings, b.extra_roundings);
+    return out;
 }
 
 ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, std::size_t threads) {
@@ -56,9 +97,11 @@ ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, st
 double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorms& rows) {
     const double q_any = std::max(query.norm, query.rounded), c_any = std::max(rows.norm, rows.rounded);
     const double rounding = q_any * rows.residual + rows.norm * query.residual;
-    const double sums = gamma32(dim) * q_any * rows.rounded + gamma32(dim + 1) * query.norm * rows.norm;
+    const std::size_t extra = std::max(query.extra_roundings, rows.extra_roundings);
+    const double sums = gamma32(dim + extra) * q_any * rows.rounded + gamma32(dim + 1) * query.norm * rows.norm;
     const double flushed = std::ldexp(static_cast<double>(dim), -124) * (q_any + c_any + 1);
     const double margin = rounding + sums + flushed;
+    if (!std::isfinite(margin)) return std::numeric_limits<double>::infinity();
     return margin + std::ldexp(margin, -20);
 }
 

@@ -1,5 +1,5 @@
-// Exact top k from screened similarities: the tiles' products (sgemm on float32 rows, or bf16
-// products on the bf16 index) only choose candidates, and the reported similarities are
+// Exact top k from screened similarities: the tiles' products (sgemm on float32 rows, or bf16 or
+// int8 products on the narrow indexes) only choose candidates, and the reported similarities are
 // exact_dot's. A bound on how far a screened product can be from exact_dot, and a collector that
 // keeps every row the bound cannot rule out of the top k, make the chosen rows exactly the
 // exact_dot top k, ties included, whatever the tiles' rounding. Internal to the CPU backend;
@@ -19,15 +19,21 @@ namespace novelty {
 enum class ScreenOperands {
     f32,   ///< the float32 query and rows (sgemm)
     bf16,  ///< the rows (and perhaps the query) rounded to bf16 (the bf16 index)
+    int8,  ///< the query and the rows quantized to int8, each vector with its own scale (the int8 index)
 };
 
-/// The norms of one vector x (in double) that bound its screening error: |x|, |bf16(x)| and
-/// |x - bf16(x)| for bf16 operands; |x|, |x| and 0 for f32. As maxima over rows (max_screen_norms),
-/// each field is its largest value over the rows.
+/// The quantities of one vector x (in double) that bound its screening error, with x' the vector
+/// the products use: |x|, |x'| and |x - x'|, where x' = bf16(x) for bf16, x' = scale q for int8
+/// (q the int8 values, quantize_int8_values), x' = x for f32; and the float32 roundings of a
+/// screened product beyond those of its sum (int8: 3, for scale x scale, the fma, and the
+/// dequantized operands of the sgemm path; else 0). As maxima over rows (max_screen_norms), each
+/// field is its largest value over the rows. A vector holding a value that is not finite has
+/// infinite norms.
 struct ScreenNorms {
     double norm = 0;      ///< |x|
-    double rounded = 0;   ///< |bf16(x)| (f32: |x|)
-    double residual = 0;  ///< |x - bf16(x)| (f32: 0)
+    double rounded = 0;   ///< |x'|
+    double residual = 0;  ///< |x - x'|
+    std::size_t extra_roundings = 0;
 };
 
 ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands);
@@ -41,17 +47,20 @@ ScreenNorms max_screen_norms(const VectorView& rows, ScreenOperands operands, st
 /// fused multiply-adds, of the products
 ///   f32:  q_i c_i;
 ///   bf16: bf16(q_i) bf16(c_i) (exact in float32) or q_i bf16(c_i), with subnormal inputs and
-///         sums possibly flushed to zero (vdpbf16ps).
+///         sums possibly flushed to zero (vdpbf16ps);
+///   int8: q'_i c'_i, the dequantized values (x' = scale q), either as the exact integer sum of
+///         q_i c_i times the float32 product of the two scales (vpdpbusd, then one fma) or as
+///         float32 products of the values rounded to float32 (the sgemm path).
 /// `query` holds q's norms, `rows` the maxima over the corpus. With g(m) = m 2^-24 / (1 - m 2^-24),
-/// q' = bf16(q), c' = bf16(c), |x|+ = max(|x|, |x'|) and Cauchy-Schwarz throughout
+/// |x|+ = max(|x|, |x'|), e = the larger extra_roundings and Cauchy-Schwarz throughout
 /// (docs/search.md), the margin is the sum of
 ///   |q|+ max|c' - c| + max|c| |q' - q|    (rounding, as q'.c' - q.c = q'.(c' - c) + c.(q' - q);
 ///                                          0 for f32)
-///   g(dim) |q|+ max|c'|                   (the screened sum)
+///   g(dim + e) |q|+ max|c'|               (the screened sum and its extra roundings)
 ///   g(dim + 1) |q| max|c|                 (exact_dot's sum)
-///   dim 2^-124 (|q|+ + max|c|+ + 1)       (flushed subnormals),
+///   dim 2^-124 (|q|+ + max|c|+ + 1)       (flushed or underflowing subnormals),
 /// enlarged by 2^-20 of itself for the rounding of this computation. +inf when dim is too large
-/// for the bound (never in practice).
+/// for the bound (never in practice) or a norm is not finite.
 double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorms& rows);
 
 /// The largest float <= value (value a double).

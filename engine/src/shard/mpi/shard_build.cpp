@@ -71,7 +71,7 @@ std::unique_ptr<SearchBackend> local_backend(const BuildArgs& args) {
         if (!devices.empty()) options.device = shard_world().local_rank % static_cast<int>(devices.size());
     }
     CpuBackendOptions cpu;
-    cpu.storage = static_cast<ElementType>(args.numbers[9]);
+    cpu.storage = static_cast<CpuStorage>(args.numbers[9]);
     auto backend = make_backend(args.device, options, cpu);
     backend->tuning.threads = args.numbers[5];
     backend->tuning.query_tile = args.numbers[6];
