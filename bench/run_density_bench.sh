@@ -9,6 +9,8 @@
 #   NOVELTY_BENCH_DENS_INDEX=1 also times `novelty index` of the whole corpus (a full self-join:
 #   about an hour at 1M rows on 2 cores) and scoring the no-cutoff ideas from its cache.
 #   NOVELTY_BENCH_DENS_THREADS (default: all cores).
+#   NOVELTY_BENCH_DENS_STORAGES (default "f32"): the CPU index storages the on-demand runs use, in
+#   turn (f32 bf16 int8: the narrow ones give the same scores, faster).
 # Prints the JSON lines of bench/density_bench (one per run) and, with the index, its time.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,10 +34,12 @@ fi
 wall() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
 clear_store() { rm -rf "$corpus/cache"; }
 
-clear_store
-"$bench" "$corpus" "$data/ideas.npy" --cutoffs none --threads "$threads" --runs 2
-clear_store
-"$bench" "$corpus" "$data/ideas.npy" --cutoffs distinct --threads "$threads" --runs 2
+for storage in ${NOVELTY_BENCH_DENS_STORAGES:-f32}; do
+  for cutoffs in none distinct; do
+    clear_store
+    "$bench" "$corpus" "$data/ideas.npy" --cutoffs "$cutoffs" --threads "$threads" --runs 2 --storage "$storage"
+  done
+done
 ls -l "$corpus/cache"
 if [ "${NOVELTY_BENCH_DENS_INDEX:-0}" = 1 ]; then
   clear_store

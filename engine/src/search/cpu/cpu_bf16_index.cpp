@@ -6,9 +6,6 @@
 
 #include "search/cpu/screened_index.hpp"
 #include "util/bf16_gemm.hpp"
-#include "util/parallel_for.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <vector>
@@ -61,13 +58,8 @@ Bf16Rows pack_rows(const VectorView& corpus, std::size_t threads) {
     out.pairs = (corpus.dim + 1) / 2;
     out.panels = (corpus.n_rows + panel_rows - 1) / panel_rows;
     out.words.assign(out.panels * out.pairs * panel_rows, 0u);
-    const std::size_t n_chunks = (corpus.n_rows + pack_chunk_rows - 1) / pack_chunk_rows;
-    std::vector<ScreenNorms> norms(n_chunks);
-    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
-        const std::size_t r0 = b * pack_chunk_rows;
-        norms[b] = pack_chunk(corpus, r0, std::min(pack_chunk_rows, corpus.n_rows - r0), out);
-    });
-    for (const ScreenNorms& m : norms) out.norms = max_of(out.norms, m);
+    out.norms = pack_in_chunks(corpus.n_rows, pack_chunk_rows, threads,
+                               [&](std::size_t r0, std::size_t n) { return pack_chunk(corpus, r0, n, out); });
     return out;
 }
 
@@ -102,9 +94,7 @@ void Bf16Rows::product(Queries& q, std::size_t c0, std::size_t n_tile, float* si
         return;
     }
     widen_rows(*this, c0, n_tile, q.widened);
-    const int d = static_cast<int>(dim);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(q.n), static_cast<int>(n_tile), d, 1.0f,
-                q.x, d, q.widened.data(), d, 0.0f, sims, static_cast<int>(n_tile));
+    sgemm_tile(q.x, q.n, q.widened.data(), n_tile, dim, sims);
 }
 
 }  // namespace

@@ -8,9 +8,6 @@
 #include "novelty/util/error.hpp"
 #include "search/cpu/screened_index.hpp"
 #include "util/int8_gemm.hpp"
-#include "util/parallel_for.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -93,13 +90,8 @@ Int8CorpusRows pack_rows(const VectorView& corpus, std::size_t threads) {
     out.words.assign(out.panels * out.quads * panel_rows, 0u);
     out.scale.assign(out.panels * panel_rows, 0.0f);
     out.row_sum.assign(out.panels * panel_rows, 0);
-    const std::size_t n_chunks = (corpus.n_rows + pack_chunk_rows - 1) / pack_chunk_rows;
-    std::vector<ScreenNorms> norms(n_chunks);
-    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
-        const std::size_t r0 = b * pack_chunk_rows;
-        norms[b] = pack_chunk(corpus, r0, std::min(pack_chunk_rows, corpus.n_rows - r0), out);
-    });
-    for (const ScreenNorms& m : norms) out.norms = max_of(out.norms, m);
+    out.norms = pack_in_chunks(corpus.n_rows, pack_chunk_rows, threads,
+                               [&](std::size_t r0, std::size_t n) { return pack_chunk(corpus, r0, n, out); });
     return out;
 }
 
@@ -132,9 +124,7 @@ void Int8CorpusRows::product(Queries& q, std::size_t c0, std::size_t n_tile, flo
     }
     q.widened.resize(n_tile * dim);
     for (std::size_t t = 0; t < n_tile; ++t) dequantize(c0 + t, q.widened.data() + t * dim);
-    const int d = static_cast<int>(dim);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(q.quantized.n), static_cast<int>(n_tile), d,
-                1.0f, q.values.data(), d, q.widened.data(), d, 0.0f, sims, static_cast<int>(n_tile));
+    sgemm_tile(q.values.data(), q.quantized.n, q.widened.data(), n_tile, dim, sims);
 }
 
 }  // namespace

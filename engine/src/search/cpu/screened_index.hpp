@@ -24,13 +24,40 @@
 #include "search/exact_rescore.hpp"
 #include "search/index_impl.hpp"
 #include "search/search_rules.hpp"
+#include "util/parallel_for.hpp"
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace novelty {
+
+/// The maxima of the rows' screen norms, packing rows [0, n_rows) in chunks of `chunk_rows` on
+/// `threads` threads (0 = all): pack_chunk(r0, n) packs rows [r0, r0 + n) and returns their maxima.
+template <class PackChunk>
+ScreenNorms pack_in_chunks(std::size_t n_rows, std::size_t chunk_rows, std::size_t threads, PackChunk&& pack_chunk) {
+    const std::size_t n_chunks = (n_rows + chunk_rows - 1) / chunk_rows;
+    std::vector<ScreenNorms> norms(n_chunks);
+    parallel_for_blocks(n_chunks, threads, [&](std::size_t b) {
+        const std::size_t r0 = b * chunk_rows;
+        norms[b] = pack_chunk(r0, std::min(chunk_rows, n_rows - r0));
+    });
+    ScreenNorms maxima;
+    for (const ScreenNorms& m : norms) maxima = max_of(maxima, m);
+    return maxima;
+}
+
+/// sims [n x n_tile] = x [n x dim] times tile [n_tile x dim] transposed, by sgemm: the narrow
+/// copies' path on CPUs without their instructions (rows widened back to float32).
+inline void sgemm_tile(const float* x, std::size_t n, const float* tile, std::size_t n_tile, std::size_t dim,
+                       float* sims) {
+    const int d = static_cast<int>(dim);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n_tile), d, 1.0f, x, d,
+                tile, d, 0.0f, sims, static_cast<int>(n_tile));
+}
 
 template <class NarrowRows>
 class ScreenedSearchIndex final : public detail::IndexImpl {
