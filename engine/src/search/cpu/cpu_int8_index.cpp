@@ -72,7 +72,7 @@ ScreenNorms pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, 
             std::memcpy(&word, q.data() + 4 * p, 4);  // little-endian: byte b is value 4p + b
             dst[p * panel_rows] = word;
         }
-        maxima = max_of(maxima, screen_norms(x, out.dim, ScreenOperands::int8));
+        maxima = max_of(maxima, int8_screen_norms(x, q.data(), scale, out.dim));
     }
     return maxima;
 }

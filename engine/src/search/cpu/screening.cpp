@@ -27,10 +27,16 @@ namespace {
 
 constexpr std::size_t int8_extra_roundings = 3;
 
-ScreenNorms int8_screen_norms(const float* x, std::size_t dim) {
+ScreenNorms quantized_screen_norms(const float* x, std::size_t dim) {
     thread_local std::vector<std::int8_t> q;
     q.resize(dim);
     const float scale = quantize_int8_values(x, dim, q.data());
+    return int8_screen_norms(x, q.data(), scale, dim);
+}
+
+}  // namespace
+
+ScreenNorms int8_screen_norms(const float* x, const std::int8_t* q, float scale, std::size_t dim) {
     ScreenNorms out;
     out.extra_roundings = int8_extra_roundings;
     if (scale < 0.0f) {
@@ -51,10 +57,8 @@ ScreenNorms int8_screen_norms(const float* x, std::size_t dim) {
     return out;
 }
 
-}  // namespace
-
 ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands) {
-    if (operands == ScreenOperands::int8) return int8_screen_norms(x, dim);
+    if (operands == ScreenOperands::int8) return quantized_screen_norms(x, dim);
     double norm2 = 0, rounded2 = 0, residual2 = 0;
     for (std::size_t c = 0; c < dim; ++c) {
         const double v = x[c];

@@ -37,6 +37,9 @@ struct ScreenNorms {
 };
 
 ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands);
+/// The int8 screen_norms of x from its quantization (q, scale) by quantize_int8_values, for a
+/// caller that has quantized it already (a negative scale: infinite norms).
+ScreenNorms int8_screen_norms(const float* x, const std::int8_t* q, float scale, std::size_t dim);
 /// Field by field, the larger of a and b.
 ScreenNorms max_of(const ScreenNorms& a, const ScreenNorms& b);
 /// The maxima over the rows (f32 or f16) of their screen_norms, on `threads` threads (0 = all).
