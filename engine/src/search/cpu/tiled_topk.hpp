@@ -1,5 +1,5 @@
-// The tile loop both CPU indexes share (float32 rows through sgemm, bf16 rows through the bf16
-// kernel): queries in blocks, each block against one corpus tile of similarities at a time, every
+// The tile loop the CPU indexes share (float32 rows through sgemm, bf16 and int8 copies through
+// their kernels): queries in blocks, each block against one corpus tile of similarities at a time, every
 // query's row of the tile offered to its collector behind a vectorised threshold filter, and the
 // query's scope (ScopeRules: row range, exclusions, row filter, self-exclusion) applied to what
 // passes. Internal to the CPU backend.
