@@ -21,57 +21,52 @@ double gamma32(std::size_t m) {
 
 constexpr float negative_infinity = -std::numeric_limits<float>::infinity();
 
-}  // namespace
-
-namespace {
-
 constexpr std::size_t int8_extra_roundings = 3;
 
-ScreenNorms quantized_screen_norms(const float* x, std::size_t dim) {
-    thread_local std::vector<std::int8_t> q;
-    q.resize(dim);
-    const float scale = quantize_int8_values(x, dim, q.data());
-    return int8_screen_norms(x, q.data(), scale, dim);
+// |x|, |x'| and |x - x'| in double, x'[c] = rounded(c).
+template <class Rounded>
+ScreenNorms norms_of(const float* x, std::size_t dim, Rounded&& rounded) {
+    double norm2 = 0, rounded2 = 0, residual2 = 0;
+    for (std::size_t c = 0; c < dim; ++c) {
+        const double v = x[c], r = rounded(c);
+        norm2 += v * v;
+        rounded2 += r * r;
+        residual2 += (v - r) * (v - r);
+    }
+    ScreenNorms out;
+    out.norm = std::sqrt(norm2);
+    out.rounded = std::sqrt(rounded2);
+    out.residual = std::sqrt(residual2);
+    return out;
 }
 
 }  // namespace
 
 ScreenNorms int8_screen_norms(const float* x, const std::int8_t* q, float scale, std::size_t dim) {
     ScreenNorms out;
-    out.extra_roundings = int8_extra_roundings;
     if (scale < 0.0f) {
         out.norm = out.rounded = out.residual = std::numeric_limits<double>::infinity();
-        return out;
+    } else {
+        // scale q[c] is exact in double: 24 x 7 bits.
+        out = norms_of(x, dim, [&](std::size_t c) { return static_cast<double>(scale) * q[c]; });
     }
-    double norm2 = 0, rounded2 = 0, residual2 = 0;
-    for (std::size_t c = 0; c < dim; ++c) {
-        const double v = x[c];
-        const double r = static_cast<double>(scale) * q[c];  // exact: 24 x 7 bits
-        norm2 += v * v;
-        rounded2 += r * r;
-        residual2 += (v - r) * (v - r);
-    }
-    out.norm = std::sqrt(norm2);
-    out.rounded = std::sqrt(rounded2);
-    out.residual = std::sqrt(residual2);
+    out.extra_roundings = int8_extra_roundings;
     return out;
 }
 
 ScreenNorms screen_norms(const float* x, std::size_t dim, ScreenOperands operands) {
-    if (operands == ScreenOperands::int8) return quantized_screen_norms(x, dim);
-    double norm2 = 0, rounded2 = 0, residual2 = 0;
-    for (std::size_t c = 0; c < dim; ++c) {
-        const double v = x[c];
-        const double r = operands == ScreenOperands::bf16 ? static_cast<double>(round_to_bf16(x[c])) : v;
-        norm2 += v * v;
-        rounded2 += r * r;
-        residual2 += (v - r) * (v - r);
+    switch (operands) {
+        case ScreenOperands::int8: {
+            thread_local std::vector<std::int8_t> q;
+            q.resize(dim);
+            const float scale = quantize_int8_values(x, dim, q.data());
+            return int8_screen_norms(x, q.data(), scale, dim);
+        }
+        case ScreenOperands::bf16:
+            return norms_of(x, dim, [x](std::size_t c) { return static_cast<double>(round_to_bf16(x[c])); });
+        case ScreenOperands::f32: break;
     }
-    ScreenNorms out;
-    out.norm = std::sqrt(norm2);
-    out.rounded = std::sqrt(rounded2);
-    out.residual = std::sqrt(residual2);
-    return out;
+    return norms_of(x, dim, [x](std::size_t c) { return static_cast<double>(x[c]); });
 }
 
 ScreenNorms max_of(const ScreenNorms& a, const ScreenNorms& b) {
