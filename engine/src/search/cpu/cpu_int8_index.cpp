@@ -61,7 +61,8 @@ ScreenNorms pack_chunk(const VectorView& corpus, std::size_t r0, std::size_t n, 
         const std::size_t r = r0 + t;
         const float scale = quantize_int8_values(x, out.dim, q.data());
         if (scale < 0.0f)
-            throw Error("int8 storage: corpus row " + std::to_string(r) + " holds a value that is not finite");
+            throw Error("int8 storage: corpus row " + std::to_string(r) + " holds a value that is not finite (inf or "
+                        "NaN); the corpus's vectors are damaged: attach them again (corpus add-vectors) or re-embed");
         out.scale[r] = scale;
         std::int32_t sum = 0;
         for (std::size_t i = 0; i < out.dim; ++i) sum += q[i];
