@@ -29,8 +29,7 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-wall() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
-cpu() { awk -F': ' '/User time \(seconds\)|System time \(seconds\)/{s += $2} END{print s}' "$1"; }
+. "$here/bench/time_v.sh"  # wall, cpu, peak_mb
 pct_of() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f%%", 100 * a / b}'; }
 
 [ -d "$work/base-in" ] || python3 "$here/bench/gen_s2.py" "$work/base-in" "$n" --dim "$dim" --shards 8 --seed 1

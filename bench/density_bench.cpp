@@ -8,7 +8,8 @@
 // --storage: the CPU index's storage (the narrow ones screen on a copy and re-score in float32).
 // --cutoffs distinct: idea i gets its own cutoff date, drawn uniformly over --years years from
 // --first-year (distinct dates; their row prefixes as the corpus's dates give them).
-// Prints one JSON object per run: wall and CPU seconds, the density counts (served, computed, searches), the
+// Prints one JSON object per run: wall and CPU seconds (from building the index, which packs a narrow
+// storage's copy, to the last score), the density counts (served, computed, searches), the
 // distinct neighbour rows and (row, prefix) pairs the ideas reached, the store's size, peak RSS.
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/io/npy.hpp"

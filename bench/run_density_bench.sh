@@ -31,7 +31,7 @@ if [ ! -f "$corpus/manifest.json" ]; then
   "$novelty" corpus import -q --in "$data/papers.jsonl" --out "$corpus"
   "$novelty" corpus add-vectors -q "$corpus" --vectors "$data/vectors.npy" --ids "$data/ids.txt"
 fi
-wall() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
+. "$here/bench/time_v.sh"  # wall, cpu, peak_mb
 clear_store() { rm -rf "$corpus/cache"; }
 
 for storage in ${NOVELTY_BENCH_DENS_STORAGES:-f32}; do

@@ -8,7 +8,9 @@
 # Usage: bench/run_density_bench_corpus.sh CORPUS_DIR WORK_DIR [path/to/build]
 #   CORPUS_DIR: an embedded corpus (`corpus import` + `corpus embed`).
 #   NOVELTY_BENCH_DENS_FIRST_YEAR / _YEARS: the range of the cutoff dates (default 1990 and 36: the
-#   ML file's years from the first in which a cutoff leaves the 100 papers P = 100 needs); NOVELTY_BENCH_DENS_THREADS (default: all cores); NOVELTY_BENCH_DENS_IDEAS (1000).
+#   ML file's years from the first in which a cutoff leaves the 100 papers P = 100 needs); NOVELTY_BENCH_DENS_THREADS (default: all cores); NOVELTY_BENCH_DENS_IDEAS (1000);
+#   NOVELTY_BENCH_DENS_STORAGES (default "f32"): the CPU index storages of the on-demand runs, in
+#   turn (f32 bf16 int8).
 # Prints the JSON lines of bench/density_bench (one per run) and the index's time.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,16 +35,17 @@ vectors = np.load(sys.argv[1], mmap_mode="r")
 rows = np.sort(np.random.default_rng(1).choice(len(vectors), int(sys.argv[3]), replace=False))
 np.save(sys.argv[2], np.asarray(vectors[rows], dtype=np.float32))
 PY
-wall() { awk -F': ' '/Elapsed \(wall clock\)/{n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$1"; }
-peak_mb() { awk -F': ' '/Maximum resident set size/{print int($2 / 1024)}' "$1"; }
+. "$here/bench/time_v.sh"  # wall, cpu, peak_mb
 clear_store() { rm -rf "$corpus/cache"; }
 rows=$("$python" -c "import numpy as np, sys; print(len(np.load(sys.argv[1], mmap_mode='r')))" "$corpus/vectors.npy")
 
-clear_store
-"$bench" "$corpus" "$work/ideas.npy" --cutoffs none --threads "$threads" --runs 2
-clear_store
-"$bench" "$corpus" "$work/ideas.npy" --cutoffs distinct --first-year "$first_year" --years "$years" \
-  --threads "$threads" --runs 2
+for storage in ${NOVELTY_BENCH_DENS_STORAGES:-f32}; do
+  clear_store
+  "$bench" "$corpus" "$work/ideas.npy" --cutoffs none --threads "$threads" --runs 2 --storage "$storage"
+  clear_store
+  "$bench" "$corpus" "$work/ideas.npy" --cutoffs distinct --first-year "$first_year" --years "$years" \
+    --threads "$threads" --runs 2 --storage "$storage"
+done
 ls -l "$corpus/cache"
 clear_store
 /usr/bin/time -v "$novelty" index "$corpus" --q 50 --threads "$threads" -q 2> "$work/index.time"
