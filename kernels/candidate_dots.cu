@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "host_device.cuh"
 #include "widen.cuh"
 
 namespace novelty::kernels {
@@ -32,8 +33,7 @@ __global__ void candidate_dots_kernel(const float* queries, const Row* rows, std
         const std::int64_t query = pair_query != nullptr ? pair_query[p] : p / pairs_per_query;
         const float* q = queries + query * dim;
         const Row* v = rows + pair_row[p] * dim;
-        float sum = 0.0f;
-        for (std::int64_t c = lane; c < dim; c += 32) sum = fmaf(q[c], widen(v[c]), sum);
+        float sum = lane_dot(q, [v](std::int64_t c) { return widen(v[c]); }, dim, lane);
         for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
         if (lane == 0) out[p] = sum;
     }

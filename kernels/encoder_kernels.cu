@@ -83,9 +83,7 @@ __global__ void bias_act_convert_kernel(const float* y, const float* bias, bool 
                                         void* out, Element type) {
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        float v = y[i] + (bias != nullptr ? bias[i % cols] : 0.0f);
-        if (gelu) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        store_half(out, i, v, type);
+        store_half(out, i, bias_act(y, bias, gelu, cols, i), type);
     }
 }
 
@@ -193,16 +191,7 @@ tiled_attention_kernel(const float* qkv, const float* qkv_bias, const std::int32
 
 __global__ void pool_kernel(const float* x, const std::int32_t* offsets, std::size_t h, bool cls, float* out) {
     const std::size_t s = blockIdx.x;
-    const std::size_t begin = static_cast<std::size_t>(offsets[s]), end = static_cast<std::size_t>(offsets[s + 1]);
-    for (std::size_t c = threadIdx.x; c < h; c += blockDim.x) {
-        if (cls) {
-            out[s * h + c] = x[begin * h + c];
-            continue;
-        }
-        float sum = 0.0f;
-        for (std::size_t t = begin; t < end; ++t) sum += x[t * h + c];
-        out[s * h + c] = sum / static_cast<float>(end - begin);
-    }
+    for (std::size_t c = threadIdx.x; c < h; c += blockDim.x) out[s * h + c] = pooled_value(x, offsets, h, cls, s, c);
 }
 
 unsigned grid_for(std::size_t n) {
@@ -252,8 +241,6 @@ void launch_packed_attention(const float* qkv, const float* qkv_bias, const std:
                                                                   heads, scale, ctx, type);
     NOVELTY_CUDA_CHECK(cudaGetLastError());
 }
-
-bool tiled_attention_supported(std::size_t head_dim) { return head_dim == 32 || head_dim == 64; }
 
 void launch_tiled_attention(const float* qkv, const float* qkv_bias, const std::int32_t* tile_seq_start,
                             const std::int32_t* tile_seq_len, const std::int32_t* tile_q_begin, std::size_t n_tiles,

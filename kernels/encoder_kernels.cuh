@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "encoder_kernels_body.cuh"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -51,9 +53,6 @@ void launch_packed_attention(const float* qkv, const float* qkv_bias, const std:
 void launch_tiled_attention(const float* qkv, const float* qkv_bias, const std::int32_t* tile_seq_start,
                             const std::int32_t* tile_seq_len, const std::int32_t* tile_q_begin, std::size_t n_tiles,
                             std::size_t h, std::size_t heads, void* ctx, Element type, cudaStream_t stream);
-bool tiled_attention_supported(std::size_t head_dim);
-/// Queries per tile of launch_tiled_attention.
-constexpr int attention_query_tile = 64;
 
 /// out[s] (float32, h values) = the first token of sequence s (cls) or the mean of its tokens,
 /// for the n_seqs sequences whose tokens are x[offsets[s] .. offsets[s+1]). Not normalised.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "host_device.cuh"
 
 namespace novelty::kernels {
 namespace {
@@ -14,7 +15,7 @@ constexpr int block_threads = 256;
 
 __device__ inline void offer(float value, std::int64_t column, float threshold, float* vals, std::int64_t* idx,
                              std::int64_t capacity, std::int64_t idx_offset, int* count) {
-    if (value >= threshold && value != -INFINITY) {
+    if (passes_threshold(value, threshold)) {
         const int slot = atomicAdd(count, 1);
         if (slot < capacity) {
             vals[slot] = value;

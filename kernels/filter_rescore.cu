@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "host_device.cuh"
 #include "widen.cuh"
 
 namespace novelty::kernels {
@@ -29,7 +30,7 @@ struct Slots {
 };
 
 __device__ inline void keep(float value, std::int64_t column, const Slots& s) {
-    if (value >= s.threshold && value != -INFINITY) {
+    if (passes_threshold(value, s.threshold)) {
         const int slot = atomicAdd(s.count, 1);
         if (slot < s.capacity) s.idx[slot] = column + s.idx_offset;
     }
@@ -94,8 +95,7 @@ __device__ void rescore_slots(const float* query, const Row* rows, std::int64_t 
     const int lane = threadIdx.x % 32;
     for (int slot = threadIdx.x / 32; slot < found; slot += block_warps) {
         const Row* v = rows + idx[slot] * dim;
-        float sum = 0.0f;
-        for (std::int64_t c = lane; c < dim; c += 32) sum = fmaf(query[c], widen(v[c]), sum);
+        float sum = lane_dot(query, [v](std::int64_t c) { return widen(v[c]); }, dim, lane);
         for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
         if (lane == 0) vals[slot] = sum;
     }

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "host_device.cuh"
 #include "widen.cuh"
 
 namespace novelty::kernels {
@@ -26,8 +27,7 @@ __global__ void max_row_norm_kernel(const Row* rows, std::int64_t n_rows, std::i
     float largest = 0.0f;
     for (std::int64_t r = first; r < n_rows; r += stride) {
         const Row* v = rows + r * dim;
-        float sum = 0.0f;
-        for (std::int64_t c = lane; c < dim; c += 32) sum = fmaf(widen(v[c]), widen(v[c]), sum);
+        float sum = lane_square_sum([v](std::int64_t c) { return widen(v[c]); }, dim, lane);
         for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
         const float norm = isfinite(sum) ? sqrtf(sum) : INFINITY;
         largest = fmaxf(largest, norm);

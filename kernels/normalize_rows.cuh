@@ -23,13 +23,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "normalize_rows_body.cuh"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace novelty::kernels {
 
-/// Status values written to row_status.
-enum : int { row_ok = 0, row_not_finite = 1, row_zero_norm = 2 };
 
 /// Normalises each row of `in` into `out` (float32). `out` may equal `in` (in place); other
 /// overlaps are not allowed. `row_status` may be nullptr when statuses are not wanted. Does

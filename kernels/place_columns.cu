@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cuda_check.cuh"
+#include "place_columns_body.cuh"
 
 namespace novelty::kernels {
 namespace {
@@ -18,18 +19,8 @@ __global__ void place_columns_kernel(const float* src_vals, const std::int64_t* 
                                      std::int64_t idx_offset) {
     const std::int64_t n = n_rows * n_total;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const std::int64_t r = i / n_total;
-        const std::int64_t c = i % n_total;
-        float value = -INFINITY;
-        std::int64_t index = -1;
-        if (c < n_src) {
-            value = src_vals[r * n_src + c];
-            if (value != -INFINITY) index = src_idx[r * n_src + c] + idx_offset;
-        }
-        dst_vals[r * dst_ld + dst_col + c] = value;
-        dst_idx[r * dst_ld + dst_col + c] = index;
-    }
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        place_column_entry(src_vals, src_idx, n_src, dst_vals, dst_idx, dst_ld, dst_col, n_total, idx_offset, i);
 }
 
 }  // namespace

@@ -24,34 +24,16 @@ __global__ void mask_tile_kernel(T* sims, std::int64_t n_cols, std::int64_t ld, 
     T* row = sims + r * ld;
     T minus_inf;
     minus_infinity(minus_inf);
-    if (mask.row_limit != nullptr) {
-        std::int64_t first_masked = mask.row_limit[r] - mask.first_col;
-        if (first_masked < 0) first_masked = 0;
-        for (std::int64_t c = first_masked + threadIdx.x; c < n_cols; c += blockDim.x) row[c] = minus_inf;
-    }
-    if (mask.row_begin != nullptr) {
-        std::int64_t end_masked = mask.row_begin[r] - mask.first_col;
-        if (end_masked > n_cols) end_masked = n_cols;
-        for (std::int64_t c = threadIdx.x; c < end_masked; c += blockDim.x) row[c] = minus_inf;
-    }
-    if (mask.filter_index != nullptr && mask.filter_index[r] >= 0) {
-        const std::uint64_t* words = mask.filter_words + mask.filter_index[r] * mask.filter_stride;
-        for (std::int64_t c = threadIdx.x; c < n_cols; c += blockDim.x) {
-            const std::int64_t column_row = mask.first_col + c;
-            if (((words[column_row >> 6] >> (column_row & 63)) & 1u) == 0) row[c] = minus_inf;
-        }
+    for (std::int64_t c = mask_limit_column(mask, r, n_cols) + threadIdx.x; c < n_cols; c += blockDim.x)
+        row[c] = minus_inf;
+    const std::int64_t end_masked = mask_begin_column(mask, r, n_cols);
+    for (std::int64_t c = threadIdx.x; c < end_masked; c += blockDim.x) row[c] = minus_inf;
+    if (mask_has_filter(mask, r)) {
+        for (std::int64_t c = threadIdx.x; c < n_cols; c += blockDim.x)
+            if (!mask_filter_allows(mask, r, c)) row[c] = minus_inf;
     }
     if (threadIdx.x != 0) return;
-    if (mask.self_row0 >= 0) {
-        const std::int64_t c = mask.self_row0 + r - mask.first_col;
-        if (c >= 0 && c < n_cols) row[c] = minus_inf;
-    }
-    if (mask.excluded_offsets != nullptr) {
-        for (std::int64_t e = mask.excluded_offsets[r]; e < mask.excluded_offsets[r + 1]; ++e) {
-            const std::int64_t c = mask.excluded_rows[e] - mask.first_col;
-            if (c >= 0 && c < n_cols) row[c] = minus_inf;
-        }
-    }
+    mask_single_columns(mask, r, n_cols, [&](std::int64_t c) { row[c] = minus_inf; });
 }
 
 template <typename T>

@@ -10,8 +10,9 @@ namespace novelty::cli {
 
 void add_device_flags(CLI::App* command, DeviceFlags& flags) {
     command->add_option("--device", flags.device,
-                        "auto (default: CUDA when compiled in and a GPU is present), cpu or cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+                        "auto (default: CUDA when compiled in and a GPU is present), cpu, cuda, or cuda-emulated "
+                        "(the CUDA backend on an emulated device in host memory, for testing; docs/cuda.md)")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda", "cuda-emulated"}));
     command->add_option("--device-storage", flags.device_storage,
                         "How the CUDA backend holds the corpus: f16 (default), bf16 or f32 (neighbours identical "
                         "to the CPU backend's)")
@@ -29,6 +30,9 @@ void add_device_flags(CLI::App* command, DeviceFlags& flags) {
 std::unique_ptr<SearchBackend> make_search_backend(const DeviceFlags& flags, std::size_t threads, bool quiet) {
     auto backend = make_backend(flags);
     backend->tuning.threads = threads;
+    if (!quiet && backend->name() == "cuda-emulated")
+        std::fprintf(stderr, "novelty: searching on the emulated CUDA device (host memory: a test of the CUDA "
+                             "backend's logic, not a GPU run)\n");
     if (!quiet && backend->name() == "cuda") {
         const auto devices = list_devices();
         std::fprintf(stderr, "novelty: searching on the GPU (%s, %s storage)\n",

@@ -72,8 +72,9 @@ void add_embedder_flags(CLI::App& command, EmbedderFlags& flags) {
     } else {
         command.add_option("--device", flags.device,
                            "Where the built-in encoder runs: auto (default: CUDA when compiled in and a GPU is "
-                           "present), cpu or cuda")
-            ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+                           "present), cpu, cuda or cuda-emulated (the CUDA encoder on an emulated device, for "
+                           "testing)")
+            ->check(CLI::IsMember({"auto", "cpu", "cuda", "cuda-emulated"}));
     }
     command.add_option("--embedder", flags.spec,
                        "Text encoder: 'default' (the built-in all-MiniLM-L6-v2), a model directory (BERT-family, "

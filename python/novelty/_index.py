@@ -48,7 +48,9 @@ def _exclude_lists(exclude: Any, n: int) -> list[list[str]]:
 class Index:
     """A corpus's vectors loaded into a search backend (faiss's Index, cuVS's brute_force).
 
-    device: "auto" (CUDA when compiled in and a GPU is present, else the CPU), "cpu" or "cuda".
+    device: "auto" (CUDA when compiled in and a GPU is present, else the CPU), "cpu", "cuda", or
+    "cuda-emulated" (the CUDA backend on an emulated device in host memory: its logic tested without
+    a GPU, in every build; never a GPU result).
     storage: how the backend holds the corpus. On the CPU "f32" (the default), "bf16" or "int8" (a
     half- or quarter-size copy of the rows that screens every product, the candidates re-scored in
     float32, so results equal "f32"'s bit for bit); on CUDA "f16" (the default), "bf16" or "f32" (the CPU backend's neighbours exactly).
@@ -65,12 +67,12 @@ class Index:
 
     @property
     def device(self) -> str:
-        """"cpu" or "cuda"."""
+        """"cpu", "cuda" or "cuda-emulated"."""
         return self._i.device
 
     @property
     def label(self) -> str:
-        """What provenance records: "cpu", "cpu-bf16", "cpu-int8", "cuda-f16", "cuda-bf16" or "cuda-f32"."""
+        """What provenance records: "cpu", "cpu-bf16", "cpu-int8", "cuda-f16", "cuda-bf16", "cuda-f32", or "cuda-emu-<storage>"."""
         return self._i.label
 
     def search(

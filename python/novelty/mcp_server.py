@@ -197,7 +197,7 @@ def _host_port(text: str) -> tuple[str, int]:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="novelty mcp", description="The novelty engine as an MCP server.")
     parser.add_argument("--corpus", required=True, help="the corpus directory")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="the search backend")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "cuda-emulated"], help="the search backend")
     parser.add_argument("--http", type=_host_port, metavar="HOST:PORT",
                         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     parser.add_argument("--llm", default="offline", help="check_claims: offline, an OpenAI-compatible URL, or env")

@@ -254,3 +254,39 @@ TEST_F(MpiCli, AnErrorOnOneShardEndsEveryRank) {
     EXPECT_EQ(bad.exit_code, 3) << bad.err;
     EXPECT_NE(bad.err.find("bad.jsonl:2"), std::string::npos) << bad.err;
 }
+
+// Ranks whose shard sits on the emulated CUDA device (--device cuda-emulated): the sharded
+// index's merge over CUDA ranks gives the bytes one emulated process writes, for a search with
+// cutoffs, exclusions and exact ties and for the index's self-join, at 16-bit storage (products
+// re-scored on the device) and at float32; and the search's neighbours are the CPU's.
+TEST_F(MpiCli, EmulatedCudaRanksAnswerAsOneEmulatedProcess) {
+    const std::string corpus = random_corpus(tmp, 300, 24);
+    std::string queries;
+    for (int i = 0; i < 40; ++i)
+        queries += "{\"id\": \"p" + std::to_string(i * 7) + "\"" + (i % 2 ? ", \"date\": \"" + std::to_string(2004 + i % 15) + "\"" : "") +
+                   (i % 3 == 0 ? ", \"exclude\": [\"p" + std::to_string(i * 7 + 7) + "\"]" : "") + "}\n";
+    write_file(tmp.file("q.jsonl"), queries);
+    for (const std::string storage : {"f16", "f32"}) {
+        SCOPED_TRACE(storage);
+        const std::string args = "search --corpus " + shell_quote(corpus) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                                 " --k 20 -q --device cuda-emulated --device-storage " + storage + " --out ";
+        expect_same_file(tmp, args + shell_quote(tmp.file("hits.npz")), tmp.file("hits.npz"));
+        expect_same_cache(tmp, corpus, "--q 5 --device cuda-emulated --device-storage " + storage,
+                          "env NOVELTY_SHARD_BLOCK=41 ");
+    }
+    const std::string cpu = "search --corpus " + shell_quote(corpus) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                            " --k 20 -q --device cpu --out " + shell_quote(tmp.file("cpu.jsonl"));
+    ASSERT_EQ(run_line(cli + " " + cpu, tmp).exit_code, 0);
+    const std::string emulated = "search --corpus " + shell_quote(corpus) + " --queries " + shell_quote(tmp.file("q.jsonl")) +
+                                 " --k 20 -q --device cuda-emulated --device-storage f32 --out " +
+                                 shell_quote(tmp.file("emu.jsonl"));
+    ASSERT_EQ(run_line(mpirun(2) + cli + " " + emulated, tmp).exit_code, 0);
+    // Rows and their order: the similarities may differ in the last bits (another summation order).
+    auto ids_of = [](const std::string& text) {
+        std::string ids;
+        for (std::size_t at = text.find("\"id\""); at != std::string::npos; at = text.find("\"id\"", at + 1))
+            ids += text.substr(at, text.find(',', at) - at) + "\n";
+        return ids;
+    };
+    EXPECT_EQ(ids_of(read_file(tmp.file("emu.jsonl"))), ids_of(read_file(tmp.file("cpu.jsonl"))));
+}

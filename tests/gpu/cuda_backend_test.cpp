@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "device/device.hpp"
 #include "novelty/search/backends.hpp"
 #include "novelty/search/devices.hpp"
 #include "novelty/util/error.hpp"
@@ -123,10 +124,12 @@ TEST_F(CudaBackend, StreamedFloat16CorpusIsRescoredLikeTheResidentOne) {
     std::remove(profile.c_str());
     ::setenv("NOVELTY_CUDA_PROFILE", profile.c_str(), 1);
     auto streamed_backend = cuda_backend(DeviceStorage::f16, std::size_t{24} << 20);
-    ::unsetenv("NOVELTY_CUDA_PROFILE");
     streamed_backend->tuning.query_tile = 16;
     streamed_backend->tuning.corpus_tile = 2048;
-    const TopK streamed = streamed_backend->build(corpus)->search(queries, k);
+    // The index reads NOVELTY_CUDA_PROFILE when it is built (its device context), not the backend.
+    auto streamed_index = streamed_backend->build(corpus);
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    const TopK streamed = streamed_index->search(queries, k);
     std::ifstream in(profile);
     std::string line;
     std::getline(in, line);
@@ -169,6 +172,46 @@ TEST_F(CudaBackend, IndexUploadsItsCorpusOnce) {
     EXPECT_EQ(lines[1].find("corpus_uploads"), std::string::npos) << lines[1];
     EXPECT_EQ(lines[2].find("corpus_uploads"), std::string::npos) << lines[2];
     std::remove(path.c_str());
+}
+
+TEST_F(CudaBackend, StreamedChunksKeepTheLowerRowOfEveryTie) {
+    // A float32 corpus streamed in chunks of a few thousand rows whose second half repeats its
+    // first (every row has an exact twin in a later chunk), searched with row limits that end
+    // inside chunks and with k cutting through tied pairs: the running best merged chunk by chunk
+    // must keep the lower row of every tie, as the CPU backend does. On the emulated device the
+    // similarities are the CPU's bits, so rows must match exactly; on a card a tile's float32
+    // products may differ in the last bit between twins, so rows are compared where apart.
+    const std::size_t half = 40000, n = 2 * half, dim = 64, n_queries = 40;  // 20 MB: streamed
+    auto values = test::random_unit_rows(half, dim, 41);
+    values.insert(values.end(), values.begin(), values.end());
+    const auto query_values = test::random_unit_rows(n_queries, dim, 42);
+    const VectorView corpus = VectorView::of(values, dim);
+    SearchQueries queries = make_queries(query_values, dim);
+    for (std::size_t i = 0; i < n_queries; ++i) queries.scope.row_limit.push_back(i % 3 ? n : half + 777 * i);
+    const std::string profile = ::testing::TempDir() + "novelty_streamed_ties_profile.jsonl";
+    std::remove(profile.c_str());
+    ::setenv("NOVELTY_CUDA_PROFILE", profile.c_str(), 1);
+    auto streamed = cuda_backend(DeviceStorage::f32, std::size_t{12} << 20);
+    streamed->tuning.query_tile = 8;
+    streamed->tuning.corpus_tile = 1000;
+    auto cpu = make_cpu_backend()->build(corpus);
+    auto index = streamed->build(corpus);
+    ::unsetenv("NOVELTY_CUDA_PROFILE");
+    for (const std::size_t k : {std::size_t{7}, std::size_t{30}}) {
+        SCOPED_TRACE("k=" + std::to_string(k));
+        const TopK got = index->search(queries, k), want = cpu->search(queries, k);
+        if (!dev::emulation_forced()) {
+            expect_same_topk(got, want, 1e-5f);
+            continue;
+        }
+        EXPECT_EQ(got.rows, want.rows);
+        EXPECT_EQ(got.sims, want.sims);
+    }
+    std::ifstream in(profile);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_NE(line.find("\"resident\": false"), std::string::npos) << line;
+    std::remove(profile.c_str());
 }
 
 TEST_F(CudaBackend, ThresholdFilterOverflowStaysExact) {

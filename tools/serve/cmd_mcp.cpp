@@ -109,8 +109,8 @@ void add_mcp_command(CLI::App& app, int& exit_code) {
         "mcp", "Serve the corpus to agents over the Model Context Protocol (stdio; docs/integrations.md): "
                "search_papers, get_paper, score_ideas, check_claims, find_duplicates");
     mcp->add_option("--corpus", a->corpus, "Corpus directory (with vectors)")->required();
-    mcp->add_option("--device", a->device, "Search backend: auto (default), cpu or cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    mcp->add_option("--device", a->device, "Search backend: auto (default), cpu, cuda or cuda-emulated (testing)")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda", "cuda-emulated"}));
     mcp->add_option("--http", a->http,
                     "HOST:PORT: serve MCP's streamable HTTP transport at http://HOST:PORT/mcp instead of stdio");
     mcp->add_option("--llm", a->llm,

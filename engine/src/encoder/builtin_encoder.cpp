@@ -1,6 +1,7 @@
 // The built-in Embedder on the CPU: tokens -> BERT forward pass -> mean or CLS pooling -> L2;
 // and the choice between it and the CUDA encoder.
 #include "encoder/bert_model.hpp"
+#include "device/device.hpp"
 #include "encoder/cuda_encoder.hpp"
 #include "encoder/encoder_parts.hpp"
 #include "encoder/model_tokenizer.hpp"
@@ -94,9 +95,10 @@ private:
 
 std::string resolve_encoder_device(const std::string& device) {
     if (device == "cpu") return "cpu";
-    if (device == "auto") return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu";
+    if (device == "auto") return (cuda_compiled() || dev::emulation_forced()) && !list_devices().empty() ? "cuda" : "cpu";
+    if (device == "cuda-emulated") return device;
     if (device == "cuda") {
-        if (!cuda_compiled())
+        if (!cuda_compiled() && !dev::emulation_forced())
             throw UsageError("device cuda: this build has no CUDA encoder (CUDA was not compiled in; rebuild with "
                              "scripts/build.sh cuda on a machine with nvcc)",
                              "device");
@@ -106,7 +108,7 @@ std::string resolve_encoder_device(const std::string& device) {
                              "device");
         return "cuda";
     }
-    throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
+    throw UsageError("device must be auto, cpu, cuda or cuda-emulated, not '" + device + "'", "device");
 }
 
 std::string resolve_encoder_precision(const std::string& precision) {
@@ -119,7 +121,11 @@ std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, con
     const std::string device = resolve_encoder_device(options.device);
     if (!fs::is_directory(model_dir)) throw InputError(model_dir, 0, "no such model directory");
     resolve_encoder_precision(options.precision);  // a bad name is an error on every device
-    if (device == "cuda") return encoder::make_cuda_encoder(model_dir, options);
+    if (device == "cuda" || device == "cuda-emulated") {
+        EncoderOptions resolved = options;
+        resolved.device = device;
+        return encoder::make_cuda_encoder(model_dir, resolved);
+    }
     return std::make_unique<CpuEncoder>(model_dir, options);
 }
 

@@ -1,9 +1,9 @@
-// Backend choice (novelty/search/backends.hpp). The CUDA backend's stand-in for CPU-only builds is
-// cuda_backend_stub.cpp.
+// Backend choice (novelty/search/backends.hpp).
 #include "novelty/search/backends.hpp"
 
 #include "novelty/search/devices.hpp"
 #include "novelty/util/error.hpp"
+#include "device/device.hpp"
 
 namespace novelty {
 
@@ -23,7 +23,9 @@ CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_m
     return options;
 }
 
-std::string auto_device() { return cuda_compiled() && !list_devices().empty() ? "cuda" : "cpu"; }
+std::string auto_device() {
+    return (cuda_compiled() || dev::emulation_forced()) && !list_devices().empty() ? "cuda" : "cpu";
+}
 
 const char* cpu_storage_name(CpuStorage storage) {
     switch (storage) {
@@ -51,8 +53,13 @@ std::unique_ptr<SearchBackend> make_backend(const std::string& device, const Cud
                                             const CpuBackendOptions& cpu) {
     if (device == "cpu") return make_cpu_backend(cpu);
     if (device == "auto") return auto_device() == "cuda" ? make_cuda_backend(options) : make_cpu_backend(cpu);
+    if (device == "cuda-emulated") {
+        CudaBackendOptions emulated = options;
+        emulated.emulated = true;
+        return make_cuda_backend(emulated);
+    }
     if (device == "cuda") {
-        if (!cuda_compiled())
+        if (!cuda_compiled() && !dev::emulation_forced())
             throw UsageError("device cuda: this build has no CUDA backend (CUDA was not compiled in; rebuild "
                              "with scripts/build.sh cuda on a machine with nvcc)",
                              "device");
@@ -62,7 +69,7 @@ std::unique_ptr<SearchBackend> make_backend(const std::string& device, const Cud
                              "device");
         return make_cuda_backend(options);
     }
-    throw UsageError("device must be auto, cpu or cuda, not '" + device + "'", "device");
+    throw UsageError("device must be auto, cpu, cuda or cuda-emulated, not '" + device + "'", "device");
 }
 
 std::unique_ptr<SearchBackend> make_backend(const BackendChoice& choice) {

@@ -1,6 +1,8 @@
-// devices.hpp for a CPU-only build: no CUDA compiled in, no devices (CMake compiles it only
+// devices.hpp for a CPU-only build: no CUDA compiled in, no devices but the emulated one when
+// NOVELTY_DEVICE=cuda-emulated forces it (CMake compiles it only
 // without CUDA; the CUDA build's implementation is engine/src/search/cuda/devices.cpp).
 #include "novelty/search/devices.hpp"
+#include "device/device.hpp"
 
 namespace novelty {
 
@@ -10,6 +12,6 @@ std::string cuda_architectures() { return {}; }
 
 std::string cuda_versions() { return {}; }
 
-std::vector<DeviceInfo> list_devices() { return {}; }
+std::vector<DeviceInfo> list_devices() { return dev::emulation_forced() ? dev::emulated_device_list() : std::vector<DeviceInfo>{}; }
 
 }  // namespace novelty

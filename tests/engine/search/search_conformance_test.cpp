@@ -34,7 +34,9 @@ namespace novelty {
 namespace {
 
 struct BackendCase {
-    std::string name;       ///< cpu, cpu-bf16(-sgemm), cpu-int8(-sgemm), cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16
+    /// cpu, cpu-bf16(-sgemm), cpu-int8(-sgemm), cuda-f32, cuda-f16, cuda-bf16, cuda-f16-t16, and
+    /// the same CUDA cases on the emulated device (emu-f32, ...), which run in every build.
+    std::string name;
     float tolerance = 0;    ///< on similarities
     /// On a float16 corpus (stored exactly in every storage but bf16): the rows must be the
     /// reference's wherever its similarities are apart by more than this; 0: not checked (the
@@ -53,7 +55,7 @@ std::string case_name(const ::testing::TestParamInfo<BackendCase>& info) {
 class SearchConformance : public ::testing::TestWithParam<BackendCase> {
 protected:
     void SetUp() override {
-        if (GetParam().name.rfind("cpu", 0) == 0) return;
+        if (GetParam().name.rfind("cpu", 0) == 0 || GetParam().name.rfind("emu-", 0) == 0) return;
         if (!cuda_compiled()) GTEST_SKIP() << "CUDA is not compiled into this build";
         if (list_devices().empty()) GTEST_SKIP() << "no CUDA device";
     }
@@ -69,7 +71,9 @@ protected:
             return make_cpu_backend(cpu);
         }
         CudaBackendOptions options;
-        const std::string storage = name.substr(5, name.find('-', 5) - 5);
+        options.emulated = name.rfind("emu-", 0) == 0;
+        const std::size_t first = name.find('-') + 1;
+        const std::string storage = name.substr(first, name.find('-', first) - first);
         options.storage = parse_storage(storage);
         if (name.size() > 4 && name.substr(name.size() - 4) == "-t16") options.similarity_tile = DeviceStorage::f16;
         options.memory_budget = memory_budget;
@@ -444,7 +448,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, SearchConformance,
                                            BackendCase{"cpu-int8-sgemm", 1e-5f, 2e-6f},
                                            BackendCase{"cuda-f32", 1e-5f, 2e-6f},
                                            BackendCase{"cuda-f16", 4e-3f}, BackendCase{"cuda-bf16", 3e-2f},
-                                           BackendCase{"cuda-f16-t16", 4e-3f, 2e-6f}),
+                                           BackendCase{"cuda-f16-t16", 4e-3f, 2e-6f}, BackendCase{"emu-f32", 1e-5f, 2e-6f},
+                                           BackendCase{"emu-f16", 4e-3f}, BackendCase{"emu-bf16", 3e-2f},
+                                           BackendCase{"emu-f16-t16", 4e-3f, 2e-6f}),
                          case_name);
 
 }  // namespace

@@ -36,6 +36,11 @@ struct CudaBackendOptions {
     /// and a resident corpus; otherwise the tiles stay float32. The environment variable
     /// NOVELTY_CUDA_TILE=f32|f16, when set, overrides it. bf16 is refused (UsageError).
     DeviceStorage similarity_tile = DeviceStorage::f32;
+    /// true: the emulated CUDA device (host memory, the CPU BLAS, each kernel's body in a host
+    /// loop; docs/cuda.md) instead of a card: the backend's logic and its kernels' arithmetic
+    /// tested without a GPU. Its index labels itself "cuda-emu-<storage>". Its memory is
+    /// NOVELTY_EMULATED_DEVICE_MIB (default 16384), which memory_budget divides as on a card.
+    bool emulated = false;
 };
 
 /// How the CPU index holds the corpus for its matrix products.
@@ -91,8 +96,10 @@ CudaBackendOptions cuda_options(const std::string& storage, std::size_t memory_m
 /// is missing or cannot be used.
 std::unique_ptr<SearchBackend> make_cuda_backend(const CudaBackendOptions& options = {});
 
-/// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu" or "cuda" (a clear
-/// UsageError when CUDA is not compiled in or no device is present).
+/// "auto" (CUDA when compiled in and a device is present, else CPU), "cpu", "cuda" (a clear
+/// UsageError when CUDA is not compiled in or no device is present) or "cuda-emulated" (the CUDA
+/// backend on the emulated device, in every build). With NOVELTY_DEVICE=cuda-emulated in the
+/// environment every CUDA request gets the emulated device.
 /// `cpu` applies when the choice is the CPU.
 std::unique_ptr<SearchBackend> make_backend(const std::string& device, const CudaBackendOptions& options = {},
                                             const CpuBackendOptions& cpu = {});
@@ -101,7 +108,7 @@ std::unique_ptr<SearchBackend> make_backend(const std::string& device, const Cud
 /// --device-storage, --device-memory and --storage, the server's and the triage service's
 /// options, Python's Index(device=, storage=, memory_mib=).
 struct BackendChoice {
-    std::string device = "auto";         ///< auto | cpu | cuda (make_backend)
+    std::string device = "auto";         ///< auto | cpu | cuda | cuda-emulated (make_backend)
     std::string device_storage = "f16";  ///< the CUDA backend's storage: f16 | bf16 | f32 (parse_storage)
     std::size_t device_memory_mib = 0;   ///< the CUDA backend's memory budget in MiB; 0 = 90% of free
     std::string storage = "f32";         ///< the CPU index's storage: f32 | bf16 | int8 (parse_cpu_storage)

@@ -5,10 +5,9 @@
 #include "encoder/cuda_encoder.hpp"
 
 #include "encoder/cuda/device_weights.hpp"
-#include "encoder/cuda/encoder_gemm.hpp"
 #include "encoder/encoder_parts.hpp"
-#include "encoder_kernels.cuh"
-#include "normalize_rows.cuh"
+#include "device/device.hpp"
+#include "encoder_kernels_body.cuh"
 #include "novelty/util/error.hpp"
 #include "util/parallel_for.hpp"
 
@@ -35,26 +34,29 @@ struct Activations {
 
     /// Device and pinned host bytes per token of the buffers below.
     static std::size_t bytes_per_token(const BertConfig& c) { return 32 * c.hidden + 6 * c.intermediate + 64; }
-    Activations(const BertConfig& c, std::size_t t)
-        : tokens(t), x(t * c.hidden * 4), x_half(t * c.hidden * 2), qkv(t * c.hidden * 12), ctx_half(t * c.hidden * 2),
-          y(t * c.hidden * 4), inter(t * c.intermediate * 4), inter_half(t * c.intermediate * 2), pooled(t * c.hidden * 4),
-          ids(t * 4), positions(t * 4), seq_start(t * 4), seq_len(t * 4), offsets((t + 1) * 4), tiles(3 * t * 4),
-          host_ints((8 * t + 1) * 4), host_out(t * c.hidden * 4) {}
+    Activations(dev::Device& d, const BertConfig& c, std::size_t t)
+        : tokens(t), x(d, t * c.hidden * 4), x_half(d, t * c.hidden * 2), qkv(d, t * c.hidden * 12),
+          ctx_half(d, t * c.hidden * 2), y(d, t * c.hidden * 4), inter(d, t * c.intermediate * 4),
+          inter_half(d, t * c.intermediate * 2), pooled(d, t * c.hidden * 4), ids(d, t * 4), positions(d, t * 4),
+          seq_start(d, t * 4), seq_len(d, t * 4), offsets(d, (t + 1) * 4), tiles(d, 3 * t * 4),
+          host_ints(d, (8 * t + 1) * 4), host_out(d, t * c.hidden * 4) {}
 };
 
 class CudaEncoder final : public Embedder {
 public:
     CudaEncoder(const std::string& model_dir, const EncoderOptions& options)
         : name_(model_name(model_dir)), tokenizer_(ModelTokenizer::load(model_dir)), pooling_(read_pooling(model_dir)),
-          options_(options), gemm_(element(options.device_storage)) {
+          options_(options), device_(dev::select_device(options.device == "cuda-emulated")), stream_(device_),
+          gemm_(device_.make_blas()) {
+        if (device_.count() == 0) throw UsageError("the CUDA encoder needs a CUDA device, but none is available", "device");
         const BertModel model = BertModel::load(model_dir);
         config_ = model.config();
         check_lengths(model_dir, tokenizer_, config_);
         if (config_.hidden / config_.heads > 256)
             throw InputError(model_dir, 0, "the CUDA encoder supports attention heads of at most 256 dimensions");
-        weights_ = cuda::upload_weights(model, element(options.device_storage), stream_.get());
+        weights_ = cuda::upload_weights(device_, model, element(options.device_storage), stream_.get());
         std::size_t free_bytes = 0, total_bytes = 0;
-        NOVELTY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        device_.memory_info(free_bytes, total_bytes);
         const std::size_t budget = options.device_memory > 0 ? options.device_memory : free_bytes / 4;
         const std::size_t fit = budget / Activations::bytes_per_token(config_);
         const std::size_t tokens = std::min(options.device_tokens_per_batch, fit);
@@ -63,7 +65,7 @@ public:
                                  std::to_string(fit) + " tokens, fewer than one text of " +
                                  std::to_string(tokenizer_.max_length()) + " tokens",
                              "device_memory");
-        act_ = std::make_unique<Activations>(config_, tokens);
+        act_ = std::make_unique<Activations>(device_, config_, tokens);
         const bool tiled_ok = kernels::tiled_attention_supported(config_.hidden / config_.heads);
         if (options.device_attention == "tiled" && !tiled_ok)
             throw UsageError("the tiled attention kernel needs a head dimension of 32 or 64", "device_attention");
@@ -76,7 +78,7 @@ public:
     std::string name() const override { return name_; }
     std::size_t dim() const override { return config_.hidden; }
     std::string pooling() const override { return pooling_name(pooling_); }
-    std::string device() const override { return "cuda"; }
+    std::string device() const override { return device_.name(); }
 
     /// One call at a time (the activation buffers are shared); tokenisation of the next chunk
     /// overlaps the device's work on the current one.
@@ -149,57 +151,65 @@ private:
                 tiles[n_tokens + n_tiles_] = static_cast<std::int32_t>(seqs[s]->size());
                 tiles[2 * n_tokens + n_tiles_] = static_cast<std::int32_t>(q);
             }
-        const cudaStream_t st = stream_.get();
+        const dev::Stream st = stream_.get();
         const std::size_t b = n_tokens * 4;
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->tiles.get(), tiles, 3 * b, cudaMemcpyHostToDevice, st));
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->ids.get(), ids, b, cudaMemcpyHostToDevice, st));
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->positions.get(), pos, b, cudaMemcpyHostToDevice, st));
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->seq_start.get(), start, b, cudaMemcpyHostToDevice, st));
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->seq_len.get(), len, b, cudaMemcpyHostToDevice, st));
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(act_->offsets.get(), offsets, (seqs.size() + 1) * 4, cudaMemcpyHostToDevice, st));
+        const auto in = dev::Copy::host_to_device;
+        device_.copy(act_->tiles.get(), tiles, 3 * b, in, st);
+        device_.copy(act_->ids.get(), ids, b, in, st);
+        device_.copy(act_->positions.get(), pos, b, in, st);
+        device_.copy(act_->seq_start.get(), start, b, in, st);
+        device_.copy(act_->seq_len.get(), len, b, in, st);
+        device_.copy(act_->offsets.get(), offsets, (seqs.size() + 1) * 4, in, st);
         return n_tokens;
     }
 
     void run_layer(const cuda::DeviceLayer& l, std::size_t n) {
         const std::size_t h = config_.hidden, inter = config_.intermediate;
-        const cudaStream_t st = stream_.get();
+        const dev::Stream st = stream_.get();
         const kernels::Element type = weights_.type;
         Activations& a = *act_;
-        const bool qkv_bias = gemm_.linear(l.qkv_w.get(), l.qkv_b.as<float>(), a.x_half.get(), n, h, 3 * h, a.qkv.as<float>(), st);
-        const float* bias = qkv_bias ? nullptr : l.qkv_b.as<float>();
-        if (tiled_) {
-            const auto* tiles = a.tiles.as<std::int32_t>();
-            kernels::launch_tiled_attention(a.qkv.as<float>(), bias, tiles, tiles + n, tiles + 2 * n, n_tiles_, h, config_.heads,
-                                            a.ctx_half.get(), type, st);
-        } else {
-            kernels::launch_packed_attention(a.qkv.as<float>(), bias, a.seq_start.as<std::int32_t>(), a.seq_len.as<std::int32_t>(),
-                                             n, h, config_.heads, a.ctx_half.get(), type, st);
-        }
-        const bool ao_bias = gemm_.linear(l.attn_out_w.get(), l.attn_out_b.as<float>(), a.ctx_half.get(), n, h, h, a.y.as<float>(), st);
-        kernels::launch_add_layer_norm(a.y.as<float>(), ao_bias ? nullptr : l.attn_out_b.as<float>(), a.x.as<float>(), n, h,
+        const bool qkv_bias = gemm_->linear(st, type, l.qkv_w.get(), l.qkv_b.as<float>(), a.x_half.get(), n, h, 3 * h, a.qkv.as<float>());
+        dev::AttentionArgs attention;
+        attention.qkv_d = a.qkv.as<float>();
+        attention.qkv_bias_d = qkv_bias ? nullptr : l.qkv_b.as<float>();
+        attention.seq_start_d = a.seq_start.as<std::int32_t>();
+        attention.seq_len_d = a.seq_len.as<std::int32_t>();
+        attention.n_tokens = n;
+        const auto* tiles = a.tiles.as<std::int32_t>();
+        attention.tile_seq_start_d = tiles;
+        attention.tile_seq_len_d = tiles + n;
+        attention.tile_q_begin_d = tiles + 2 * n;
+        attention.n_tiles = n_tiles_;
+        attention.h = h;
+        attention.heads = config_.heads;
+        attention.ctx_d = a.ctx_half.get();
+        attention.type = type;
+        device_.attention(attention, tiled_, st);
+        const bool ao_bias = gemm_->linear(st, type, l.attn_out_w.get(), l.attn_out_b.as<float>(), a.ctx_half.get(), n, h, h, a.y.as<float>());
+        device_.add_layer_norm(a.y.as<float>(), ao_bias ? nullptr : l.attn_out_b.as<float>(), a.x.as<float>(), n, h,
                                        l.attn_ln_g.as<float>(), l.attn_ln_b.as<float>(), config_.layer_norm_eps, a.x_half.get(), type, st);
-        const bool in_bias = gemm_.linear(l.inter_w.get(), l.inter_b.as<float>(), a.x_half.get(), n, h, inter, a.inter.as<float>(), st);
-        kernels::launch_bias_act_convert(a.inter.as<float>(), in_bias ? nullptr : l.inter_b.as<float>(), true, n, inter,
+        const bool in_bias = gemm_->linear(st, type, l.inter_w.get(), l.inter_b.as<float>(), a.x_half.get(), n, h, inter, a.inter.as<float>());
+        device_.bias_act_convert(a.inter.as<float>(), in_bias ? nullptr : l.inter_b.as<float>(), true, n, inter,
                                          a.inter_half.get(), type, st);
-        const bool out_bias = gemm_.linear(l.out_w.get(), l.out_b.as<float>(), a.inter_half.get(), n, inter, h, a.y.as<float>(), st);
-        kernels::launch_add_layer_norm(a.y.as<float>(), out_bias ? nullptr : l.out_b.as<float>(), a.x.as<float>(), n, h,
+        const bool out_bias = gemm_->linear(st, type, l.out_w.get(), l.out_b.as<float>(), a.inter_half.get(), n, inter, h, a.y.as<float>());
+        device_.add_layer_norm(a.y.as<float>(), out_bias ? nullptr : l.out_b.as<float>(), a.x.as<float>(), n, h,
                                        l.out_ln_g.as<float>(), l.out_ln_b.as<float>(), config_.layer_norm_eps, a.x_half.get(), type, st);
     }
 
     /// The pooled, normalised vectors of `seqs` (host memory, seqs.size() x hidden).
     const float* run_batch(const std::vector<const std::vector<std::int32_t>*>& seqs) {
         const std::size_t n = upload_batch(seqs), h = config_.hidden;
-        const cudaStream_t st = stream_.get();
+        const dev::Stream st = stream_.get();
         Activations& a = *act_;
-        kernels::launch_embed_layer_norm(a.ids.as<std::int32_t>(), a.positions.as<std::int32_t>(), n, weights_.word.get(),
+        device_.embed_layer_norm(a.ids.as<std::int32_t>(), a.positions.as<std::int32_t>(), n, weights_.word.get(),
                                          weights_.pos.get(), weights_.type_row.get(), weights_.emb_ln_g.as<float>(),
                                          weights_.emb_ln_b.as<float>(), config_.layer_norm_eps, h, a.x.as<float>(),
                                          a.x_half.get(), weights_.type, st);
         for (const cuda::DeviceLayer& layer : weights_.layers) run_layer(layer, n);
-        kernels::launch_pool(a.x.as<float>(), a.offsets.as<std::int32_t>(), seqs.size(), h, pooling_ == Pooling::cls,
-                             a.pooled.as<float>(), st);
-        kernels::launch_normalize_rows_f32(a.pooled.as<float>(), a.pooled.as<float>(), seqs.size(), h, nullptr, st);
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(a.host_out.get(), a.pooled.get(), seqs.size() * h * 4, cudaMemcpyDeviceToHost, st));
+        device_.pool(a.x.as<float>(), a.offsets.as<std::int32_t>(), seqs.size(), h, pooling_ == Pooling::cls,
+                     a.pooled.as<float>(), st);
+        device_.normalize_rows(a.pooled.as<float>(), a.pooled.get(), dev::Element::f32, seqs.size(), h, nullptr, st);
+        device_.copy(a.host_out.get(), a.pooled.get(), seqs.size() * h * 4, dev::Copy::device_to_host, st);
         stream_.synchronize();
         return static_cast<const float*>(a.host_out.get());
     }
@@ -209,8 +219,9 @@ private:
     Pooling pooling_;
     EncoderOptions options_;
     BertConfig config_;
+    dev::Device& device_;
     Stream stream_;
-    cuda::EncoderGemm gemm_;
+    std::unique_ptr<dev::Blas> gemm_;
     cuda::DeviceWeights weights_;
     std::unique_ptr<Activations> act_;
     bool tiled_ = true;           // which attention kernel

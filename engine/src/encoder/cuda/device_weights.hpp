@@ -30,7 +30,7 @@ struct DeviceWeights {
     std::size_t bytes = 0;  ///< device memory held
 };
 
-/// Uploads `model` converting its matrices to `type` (f16 or bf16) on the device.
-DeviceWeights upload_weights(const BertModel& model, kernels::Element type, cudaStream_t stream);
+/// Uploads `model` to `device` on `stream`, converting its matrices to `type` (f16 or bf16) there.
+DeviceWeights upload_weights(dev::Device& device, const BertModel& model, kernels::Element type, dev::Stream stream);
 
 }  // namespace novelty::encoder::cuda

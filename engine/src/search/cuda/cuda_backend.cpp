@@ -7,8 +7,6 @@
 #include "novelty/search/backends.hpp"
 #include "novelty/util/error.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -16,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "candidate_dots.cuh"
+#include "device/device.hpp"
 #include "search/cuda/device_context.hpp"
 #include "search/cuda/tiled_search.hpp"
 #include "search/exact_rescore.hpp"
@@ -30,12 +28,18 @@ namespace {
 
 constexpr std::size_t pairs_per_pass = std::size_t{1} << 24;
 
+/// What provenance records: "cuda-<storage>" on a card, "cuda-emu-<storage>" on the emulated
+/// device (at most 16 bytes: the density store and the neighbour cache keep 16).
+std::string label_of(const dev::Device& device, DeviceStorage storage) {
+    return (device.emulated() ? "cuda-emu-" : "cuda-") + storage_name(storage);
+}
+
 class CudaSearchIndex final : public detail::IndexImpl {
 public:
     CudaSearchIndex(const CudaBackendOptions& options, const VectorView& corpus) : corpus_(corpus), ctx_(options) {}
 
-    std::string name() const override { return "cuda"; }
-    std::string label() const override { return "cuda-" + storage_name(ctx_.storage_option); }
+    std::string name() const override { return ctx_.dev.name(); }
+    std::string label() const override { return label_of(ctx_.dev, ctx_.storage_option); }
 
     TopK search(const SearchQueries& queries, std::size_t k, const SearchTuning& tuning) override {
         return run(queries.vectors, queries.n_queries, corpus_.n_rows, k,
@@ -73,7 +77,7 @@ private:
 
 TopK CudaSearchIndex::run(const float* host_queries, std::size_t n_queries, std::size_t n_rows, std::size_t k,
                           const ScopeRules& scope, const SearchTuning& tuning, const ProgressFn& progress) {
-    cuda::DeviceScope on_device(ctx_.device);
+    cuda::DeviceScope on_device(ctx_.dev, ctx_.device);
     cuda::PhaseProfile& profile = ctx_.profile;
     const auto call_start = std::chrono::steady_clock::now();
     profile.start_call();
@@ -134,7 +138,7 @@ cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>&
         std::memcpy(packed.data() + u * source_row_bytes,
                     static_cast<const unsigned char*>(corpus.data) + unique_rows[u] * source_row_bytes, source_row_bytes);
     for (auto& row : device_row) row = std::lower_bound(unique_rows.begin(), unique_rows.end(), row) - unique_rows.begin();
-    cuda::DeviceBuffer gathered(unique_rows.size() * dim * kernels::element_bytes(ctx_.storage));
+    cuda::DeviceBuffer gathered(ctx_.dev, unique_rows.size() * dim * kernels::element_bytes(ctx_.storage));
     ctx_.uploader->upload(VectorView{packed.data(), corpus.dtype, unique_rows.size(), dim}, 0, unique_rows.size(),
                           gathered.get(), ctx_.stream->get());
     return gathered;
@@ -142,7 +146,7 @@ cuda::DeviceBuffer CudaSearchIndex::gather_rows(const std::vector<std::int64_t>&
 
 TopK CudaSearchIndex::search_candidates(const SearchQueries& queries, const RowLists& candidates, std::size_t k,
                                         const SearchTuning&) {
-    cuda::DeviceScope on_device(ctx_.device);
+    cuda::DeviceScope on_device(ctx_.dev, ctx_.device);
     const VectorView& corpus = this->corpus();
     const std::size_t dim = corpus.dim;
     const ScopeRules scope(queries.scope, queries.n_queries, corpus.n_rows);
@@ -155,12 +159,12 @@ TopK CudaSearchIndex::search_candidates(const SearchQueries& queries, const RowL
     }
     if (n_pairs == 0) return result;
 
-    const cudaStream_t stream = ctx_.stream->get();
+    const dev::Stream stream = ctx_.stream->get();
     const void* corpus_rows =
         ctx_.resident(corpus, ctx_.budget.total > (std::size_t{1} << 30) ? ctx_.budget.total - (std::size_t{1} << 30) : 0);
-    cuda::DeviceBuffer queries_d(queries.n_queries * dim * sizeof(float));
-    NOVELTY_CUDA_CHECK(cudaMemcpyAsync(queries_d.get(), queries.vectors, queries.n_queries * dim * sizeof(float),
-                                       cudaMemcpyHostToDevice, stream));
+    cuda::DeviceBuffer queries_d(ctx_.dev, queries.n_queries * dim * sizeof(float));
+    ctx_.dev.copy(queries_d.get(), queries.vectors, queries.n_queries * dim * sizeof(float), dev::Copy::host_to_device,
+                  stream);
     // Pairs go in passes of bounded size; without a resident corpus each pass gathers the rows
     // it needs on the host and uploads them.
     std::size_t query = 0;
@@ -185,17 +189,16 @@ TopK CudaSearchIndex::search_candidates(const SearchQueries& queries, const RowL
             gathered = gather_rows(pair_row, device_row);
             rows_d = gathered.get();
         }
-        cuda::DeviceBuffer pair_query_d(pair_query.size() * sizeof(std::int32_t));
-        cuda::DeviceBuffer pair_row_d(device_row.size() * sizeof(std::int64_t));
-        cuda::DeviceBuffer sims_d(pair_row.size() * sizeof(float));
-        cuda::copy_to_device(pair_query, pair_query_d, stream);
-        cuda::copy_to_device(device_row, pair_row_d, stream);
-        kernels::launch_candidate_dots(queries_d.as<float>(), rows_d, ctx_.storage, static_cast<std::int64_t>(dim),
+        cuda::DeviceBuffer pair_query_d(ctx_.dev, pair_query.size() * sizeof(std::int32_t));
+        cuda::DeviceBuffer pair_row_d(ctx_.dev, device_row.size() * sizeof(std::int64_t));
+        cuda::DeviceBuffer sims_d(ctx_.dev, pair_row.size() * sizeof(float));
+        cuda::copy_to_device(ctx_.dev, pair_query, pair_query_d, stream);
+        cuda::copy_to_device(ctx_.dev, device_row, pair_row_d, stream);
+        ctx_.dev.candidate_dots(queries_d.as<float>(), rows_d, ctx_.storage, static_cast<std::int64_t>(dim),
                                        pair_query_d.as<std::int32_t>(), pair_row_d.as<std::int64_t>(),
                                        static_cast<std::int64_t>(pair_row.size()), sims_d.as<float>(), stream);
         std::vector<float> sims(pair_row.size());
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(sims.data(), sims_d.get(), sims.size() * sizeof(float),
-                                           cudaMemcpyDeviceToHost, stream));
+        ctx_.dev.copy(sims.data(), sims_d.get(), sims.size() * sizeof(float), dev::Copy::device_to_host, stream);
         ctx_.stream->synchronize();
         for (std::size_t i = pass_first; i < query; ++i) {
             const std::size_t first = first_query_pair[i - pass_first];
@@ -210,18 +213,16 @@ TopK CudaSearchIndex::search_candidates(const SearchQueries& queries, const RowL
 /// The CUDA backend: its options; each index it builds holds its own device state.
 class CudaSearchBackend final : public detail::BackendImpl {
 public:
-    explicit CudaSearchBackend(const CudaBackendOptions& options) : options_(options) {
-        int count = 0;
-        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-            cudaGetLastError();
-            throw Error("the CUDA backend needs a CUDA device, but none is available");
-        }
+    explicit CudaSearchBackend(const CudaBackendOptions& options)
+        : options_(options), device_(dev::select_device(options.emulated)) {
+        const int count = device_.count();
+        if (count == 0) throw Error("the CUDA backend needs a CUDA device, but none is available");
         if (options.device < 0 || options.device >= count)
             throw UsageError("CUDA device " + std::to_string(options.device) + " does not exist (" +
                              std::to_string(count) + " found)");
     }
-    std::string name() const override { return "cuda"; }
-    std::string label() const override { return "cuda-" + storage_name(options_.storage); }
+    std::string name() const override { return device_.name(); }
+    std::string label() const override { return label_of(device_, options_.storage); }
 
     std::unique_ptr<detail::IndexImpl> build(const VectorView& corpus, const SearchTuning&) const override {
         return std::make_unique<CudaSearchIndex>(options_, corpus);
@@ -229,6 +230,7 @@ public:
 
 private:
     CudaBackendOptions options_;
+    dev::Device& device_;
 };
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <limits>
 #include <string>
 
-#include "max_row_norm.cuh"
 
 namespace novelty::cuda {
 
@@ -33,39 +32,37 @@ bool half_tile_wanted(const CudaBackendOptions& options) {
 void Workspace::ensure(DeviceBuffer& buffer, std::size_t bytes) {
     if (buffer.bytes() >= bytes) return;
     buffer = DeviceBuffer();
-    buffer = DeviceBuffer(bytes);
+    buffer = DeviceBuffer(device_, bytes);
 }
 
 void Workspace::ensure_pinned(PinnedBuffer& buffer, std::size_t bytes) {
     if (buffer.bytes() >= bytes) return;
     buffer = PinnedBuffer();
-    buffer = PinnedBuffer(bytes);
+    buffer = PinnedBuffer(device_, bytes);
 }
 
 DeviceContext::DeviceContext(const CudaBackendOptions& options)
-    : storage(element_of(options.storage)), storage_option(options.storage), device(options.device) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        throw Error("the CUDA backend needs a CUDA device, but none is available");
-    }
+    : dev(dev::select_device(options.emulated)), storage(element_of(options.storage)), storage_option(options.storage),
+      device(options.device), profile(dev) {
+    const int count = dev.count();
+    if (count == 0) throw Error("the CUDA backend needs a CUDA device, but none is available");
     if (options.device < 0 || options.device >= count)
         throw UsageError("CUDA device " + std::to_string(options.device) + " does not exist (" + std::to_string(count) +
                          " found)");
-    DeviceScope scope(device);
+    DeviceScope scope(dev, device);
     std::size_t free_bytes = 0, total_bytes = 0;
-    NOVELTY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    dev.memory_info(free_bytes, total_bytes);
     budget = split_device_budget(options.memory_budget ? options.memory_budget : free_bytes / 10 * 9);
-    stream = std::make_unique<Stream>();
-    copy_stream = std::make_unique<Stream>();
+    stream = std::make_unique<Stream>(dev);
+    copy_stream = std::make_unique<Stream>(dev);
     const char* overlap_knob = std::getenv("NOVELTY_CUDA_OVERLAP");
     overlap = overlap_knob == nullptr || std::string(overlap_knob) != "0";
     half_tile = half_tile_wanted(options);
-    if (overlap) gemm_stream = std::make_unique<Stream>();
-    cublas = std::make_unique<Cublas>();
-    select = std::make_unique<kernels::SelectK>(budget.select_workspace);
-    uploader = std::make_unique<RowUploader>(storage, budget.staging);
-    if (storage != kernels::Element::f32) f32_uploader = std::make_unique<RowUploader>(kernels::Element::f32, budget.staging);
+    if (overlap) gemm_stream = std::make_unique<Stream>(dev);
+    blas = dev.make_blas();
+    select = dev.make_selector(budget.select_workspace);
+    uploader = std::make_unique<RowUploader>(dev, storage, budget.staging);
+    if (storage != kernels::Element::f32) f32_uploader = std::make_unique<RowUploader>(dev, kernels::Element::f32, budget.staging);
 }
 
 const void* DeviceContext::resident(const VectorView& corpus, std::size_t room) {
@@ -74,7 +71,7 @@ const void* DeviceContext::resident(const VectorView& corpus, std::size_t room) 
     resident_rows = DeviceBuffer();
     if (bytes > room) return nullptr;
     for (DeviceBuffer& chunk : workspace.chunks) chunk = DeviceBuffer();  // a streaming call's, kept for the next
-    resident_rows = DeviceBuffer(bytes);
+    resident_rows = DeviceBuffer(dev, bytes);
     uploader->upload(corpus, 0, corpus.n_rows, resident_rows.get(), stream->get());
     resident_max_norm = half_tile ? max_norm_on_device(corpus.n_rows, corpus.dim) : 0;
     stream->synchronize();
@@ -83,13 +80,13 @@ const void* DeviceContext::resident(const VectorView& corpus, std::size_t room) 
 }
 
 double DeviceContext::max_norm_on_device(std::size_t n_rows, std::size_t dim) {
-    Workspace::ensure(workspace.row_norm, sizeof(float));
-    Workspace::ensure_pinned(workspace.host_norm, sizeof(float));
-    NOVELTY_CUDA_CHECK(cudaMemsetAsync(workspace.row_norm.get(), 0, sizeof(float), stream->get()));
-    kernels::launch_max_row_norm(resident_rows.get(), storage, static_cast<std::int64_t>(n_rows),
-                                 static_cast<std::int64_t>(dim), workspace.row_norm.as<float>(), stream->get());
-    NOVELTY_CUDA_CHECK(cudaMemcpyAsync(workspace.host_norm.get(), workspace.row_norm.get(), sizeof(float),
-                                       cudaMemcpyDeviceToHost, stream->get()));
+    workspace.ensure(workspace.row_norm, sizeof(float));
+    workspace.ensure_pinned(workspace.host_norm, sizeof(float));
+    dev.fill_bytes(workspace.row_norm.get(), 0, sizeof(float), stream->get());
+    dev.max_row_norm(resident_rows.get(), storage, static_cast<std::int64_t>(n_rows), static_cast<std::int64_t>(dim),
+                     workspace.row_norm.as<float>(), stream->get());
+    dev.copy(workspace.host_norm.get(), workspace.row_norm.get(), sizeof(float), dev::Copy::device_to_host,
+             stream->get());
     stream->synchronize();
     float norm = 0;
     std::memcpy(&norm, workspace.host_norm.get(), sizeof(float));

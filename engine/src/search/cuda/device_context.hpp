@@ -3,8 +3,6 @@
 // call needs more), the resident corpus and the phase profile. Internal to engine/src/search/cuda.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <memory>
 
@@ -12,11 +10,9 @@
 #include "search/cuda/device_memory.hpp"
 #include "search/cuda/phase_profile.hpp"
 #include "search/cuda/row_upload.hpp"
-#include "search/cuda/similarity_gemm.hpp"
 #include "search/device_memory_plan.hpp"
 #include "element_type.cuh"
 #include "novelty/search/backends.hpp"
-#include "select_k.cuh"
 
 namespace novelty::cuda {
 
@@ -27,14 +23,19 @@ struct Workspace {
         chunks[2], row_norm;
     PinnedBuffer host_vals, host_idx, host_overflow, host_norm;
 
+    explicit Workspace(Device& device) : device_(device) {}
     /// Grows `buffer` to at least `bytes` (freeing the old one first: both need not coexist).
-    static void ensure(DeviceBuffer& buffer, std::size_t bytes);
-    static void ensure_pinned(PinnedBuffer& buffer, std::size_t bytes);
+    void ensure(DeviceBuffer& buffer, std::size_t bytes);
+    void ensure_pinned(PinnedBuffer& buffer, std::size_t bytes);
+
+private:
+    Device& device_;
 };
 
 struct DeviceContext {
     /// Checks the device (UsageError for a bad index, Error without a device), splits the memory
     /// budget (options.memory_budget, or 90% of what is free) and makes the streams and handles.
+    /// The device is the card, or the emulated one (options.emulated, NOVELTY_DEVICE).
     explicit DeviceContext(const CudaBackendOptions& options);
 
     /// The resident copy of `corpus` (all its rows), uploaded by the first call that has room
@@ -48,8 +49,9 @@ struct DeviceContext {
     double max_norm_on_device(std::size_t n_rows, std::size_t dim);
 
     std::size_t sims_buffers() const { return overlap ? 2 : 1; }
-    cudaStream_t gemm_stream_or_main() const { return overlap ? gemm_stream->get() : stream->get(); }
+    dev::Stream gemm_stream_or_main() const { return overlap ? gemm_stream->get() : stream->get(); }
 
+    Device& dev;
     kernels::Element storage;
     DeviceStorage storage_option;
     int device = 0;
@@ -63,9 +65,9 @@ struct DeviceContext {
     /// The largest norm of a resident row (an upper bound; computed on the device when the
     /// resident copy is made with half_tile on); +inf when unknown.
     double resident_max_norm = 0;
-    Workspace workspace;
-    std::unique_ptr<Cublas> cublas;
-    std::unique_ptr<kernels::SelectK> select;
+    Workspace workspace{dev};
+    std::unique_ptr<dev::Blas> blas;
+    std::unique_ptr<dev::Selector> select;
     std::unique_ptr<RowUploader> uploader;
     std::unique_ptr<RowUploader> f32_uploader;  ///< float32 queries, for the final re-scoring
     PhaseProfile profile;                       ///< NOVELTY_CUDA_PROFILE: time per phase of each call

@@ -1,32 +1,32 @@
-// Owners for CUDA resources used by the backend glue: device buffers, pinned host buffers,
-// streams and events, each released on scope exit. Internal to engine/src/search/cuda (CUDA builds
-// only). Every CUDA call is checked and a failure throws novelty::Error.
+// Owners for device resources used by the CUDA backend and encoder glue: device buffers, pinned
+// host buffers, streams and events, each released on scope exit, all through one dev::Device
+// (the real card or the emulated one; engine/src/device/device.hpp). Internal to the engine.
 #pragma once
-
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
 #include <vector>
 
-#include "novelty/util/error.hpp"
-#include "cuda_check.cuh"
+#include "device/device.hpp"
 
 namespace novelty::cuda {
+
+using dev::Device;
 
 /// Device memory of a fixed size (0 bytes = no allocation). Movable, not copyable.
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-        if (bytes > 0) NOVELTY_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    DeviceBuffer(Device& device, std::size_t bytes) : device_(&device), bytes_(bytes) {
+        if (bytes > 0) ptr_ = device.allocate(bytes);
     }
     ~DeviceBuffer() { release(); }
     DeviceBuffer(DeviceBuffer&& other) noexcept
-        : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+        : device_(other.device_), ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
     DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
         if (this != &other) {
             release();
+            device_ = other.device_;
             ptr_ = std::exchange(other.ptr_, nullptr);
             bytes_ = std::exchange(other.bytes_, 0);
         }
@@ -44,10 +44,11 @@ public:
 
 private:
     void release() {
-        if (ptr_ != nullptr) cudaFree(ptr_);
+        if (ptr_ != nullptr) device_->release(ptr_);
         ptr_ = nullptr;
         bytes_ = 0;
     }
+    Device* device_ = nullptr;
     void* ptr_ = nullptr;
     std::size_t bytes_ = 0;
 };
@@ -56,15 +57,16 @@ private:
 class PinnedBuffer {
 public:
     PinnedBuffer() = default;
-    explicit PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
-        if (bytes > 0) NOVELTY_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
+    PinnedBuffer(Device& device, std::size_t bytes) : device_(&device), bytes_(bytes) {
+        if (bytes > 0) ptr_ = device.allocate_pinned(bytes);
     }
     ~PinnedBuffer() { release(); }
     PinnedBuffer(PinnedBuffer&& other) noexcept
-        : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+        : device_(other.device_), ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
     PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
         if (this != &other) {
             release();
+            device_ = other.device_;
             ptr_ = std::exchange(other.ptr_, nullptr);
             bytes_ = std::exchange(other.bytes_, 0);
         }
@@ -77,10 +79,11 @@ public:
 
 private:
     void release() {
-        if (ptr_ != nullptr) cudaFreeHost(ptr_);
+        if (ptr_ != nullptr) device_->release_pinned(ptr_);
         ptr_ = nullptr;
         bytes_ = 0;
     }
+    Device* device_ = nullptr;
     void* ptr_ = nullptr;
     std::size_t bytes_ = 0;
 };
@@ -88,54 +91,59 @@ private:
 /// Queues on `stream` the copy of `values` (host memory, need not be pinned) to the start of
 /// `buffer`, which must hold at least values.size() * sizeof(T) bytes; an empty vector copies nothing.
 template <typename T>
-void copy_to_device(const std::vector<T>& values, const DeviceBuffer& buffer, cudaStream_t stream) {
+void copy_to_device(Device& device, const std::vector<T>& values, const DeviceBuffer& buffer, dev::Stream stream) {
     if (!values.empty())
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), values.data(), values.size() * sizeof(T),
-                                           cudaMemcpyHostToDevice, stream));
+        device.copy(buffer.get(), values.data(), values.size() * sizeof(T), dev::Copy::host_to_device, stream);
 }
 
-/// A non-blocking CUDA stream.
+/// A non-blocking stream.
 class Stream {
 public:
-    Stream() { NOVELTY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(stream_); }
+    explicit Stream(Device& device) : device_(device), stream_(device.make_stream()) {}
+    ~Stream() { device_.destroy(stream_); }
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
-    cudaStream_t get() const { return stream_; }
-    void synchronize() const { NOVELTY_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+    dev::Stream get() const { return stream_; }
+    void synchronize() const { device_.synchronize(stream_); }
 
 private:
-    cudaStream_t stream_ = nullptr;
+    Device& device_;
+    dev::Stream stream_;
 };
 
-/// An event without timing, for ordering work between streams.
+/// An event (without timing unless asked), for ordering work between streams.
 class Event {
 public:
-    Event() { NOVELTY_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-    ~Event() { cudaEventDestroy(event_); }
+    explicit Event(Device& device, bool timing = false) : device_(device), event_(device.make_event(timing)) {}
+    ~Event() { device_.destroy(event_); }
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;
-    void record(cudaStream_t stream) { NOVELTY_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+    void record(dev::Stream stream) { device_.record(event_, stream); }
     /// Makes `stream` wait for the work recorded so far.
-    void wait_on(cudaStream_t stream) const { NOVELTY_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0)); }
-    void synchronize() const { NOVELTY_CUDA_CHECK(cudaEventSynchronize(event_)); }
+    void wait_on(dev::Stream stream) const { device_.wait(stream, event_); }
+    void synchronize() const { device_.synchronize(event_); }
+    dev::Event get() const { return event_; }
 
 private:
-    cudaEvent_t event_ = nullptr;
+    Device& device_;
+    dev::Event event_;
 };
 
 /// Sets the current device for the caller's scope and restores the previous one after.
 class DeviceScope {
 public:
-    explicit DeviceScope(int device) {
-        NOVELTY_CUDA_CHECK(cudaGetDevice(&previous_));
-        NOVELTY_CUDA_CHECK(cudaSetDevice(device));
+    DeviceScope(Device& device, int index) : device_(device), previous_(device.current()) { device.set_current(index); }
+    ~DeviceScope() {
+        try {
+            device_.set_current(previous_);
+        } catch (...) {
+        }
     }
-    ~DeviceScope() { cudaSetDevice(previous_); }
     DeviceScope(const DeviceScope&) = delete;
     DeviceScope& operator=(const DeviceScope&) = delete;
 
 private:
+    Device& device_;
     int previous_ = 0;
 };
 

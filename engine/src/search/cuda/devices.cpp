@@ -3,6 +3,7 @@
 // for it: versions say "driver: not found" and the device list is empty.
 #include "novelty/util/error.hpp"
 #include "novelty/search/devices.hpp"
+#include "device/device.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -63,6 +64,7 @@ std::string cuda_versions() {
 }
 
 std::vector<DeviceInfo> list_devices() {
+    if (dev::emulation_forced()) return dev::emulated_device_list();
     std::vector<DeviceInfo> devices;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {

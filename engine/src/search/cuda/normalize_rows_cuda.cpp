@@ -1,15 +1,13 @@
 // Copies host rows to the device in chunks, runs kernels/normalize_rows, copies results back.
 #include "search/cuda/normalize_rows_cuda.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <limits>
 #include <string>
 
 #include "search/cuda/device_memory.hpp"
-#include "cuda_check.cuh"
-#include "normalize_rows.cuh"
+#include "device/device.hpp"
+#include "normalize_rows_body.cuh"
 #include "novelty/util/error.hpp"
 
 namespace novelty {
@@ -22,16 +20,12 @@ constexpr std::size_t chunk_bytes = std::size_t{256} << 20;
 using cuda::DeviceBuffer;
 using cuda::Stream;
 
-void require_device() {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        throw Error(std::string("CUDA row normalisation needs a CUDA device, but none is "
-                                "available") +
-                    (status != cudaSuccess ? std::string(" (") + cudaGetErrorString(status) + ")"
-                                           : std::string()));
-    }
+/// The current CUDA device (the emulated one under NOVELTY_DEVICE=cuda-emulated); Error when
+/// there is none.
+dev::Device& require_device() {
+    dev::Device& device = dev::select_device(false);
+    if (device.count() == 0) throw Error("CUDA row normalisation needs a CUDA device, but none is available");
+    return device;
 }
 
 void check_arguments(const float* rows, std::size_t n_rows, std::size_t dim, const void* out) {
@@ -54,22 +48,15 @@ RowProblem to_problem(int status) {
                 std::to_string(status));
 }
 
-void launch(const float* in, float* out, std::size_t n_rows, std::size_t dim, int* status,
-            cudaStream_t stream) {
-    kernels::launch_normalize_rows_f32(in, out, n_rows, dim, status, stream);
-}
-
-void launch(const float* in, std::uint16_t* out, std::size_t n_rows, std::size_t dim,
-            int* status, cudaStream_t stream) {
-    kernels::launch_normalize_rows_f16(in, out, n_rows, dim, status, stream);
-}
+constexpr dev::Element out_type(const float*) { return dev::Element::f32; }
+constexpr dev::Element out_type(const std::uint16_t*) { return dev::Element::f16; }
 
 /// The shared host loop. For float32 output the kernel works in place on the device buffer.
 template <typename Out>
 std::vector<RowProblem> normalize_on_device(const float* rows, std::size_t n_rows,
                                             std::size_t dim, Out* out) {
     check_arguments(rows, n_rows, dim, out);
-    require_device();
+    dev::Device& device = require_device();
     std::vector<RowProblem> problems(n_rows, RowProblem::none);
     if (n_rows == 0) return problems;
 
@@ -77,10 +64,10 @@ std::vector<RowProblem> normalize_on_device(const float* rows, std::size_t n_row
     const std::size_t row_bytes = std::max<std::size_t>(dim * sizeof(float), 1);
     const std::size_t chunk_rows = std::min(n_rows, std::max<std::size_t>(chunk_bytes / row_bytes, 1));
 
-    Stream stream;
-    DeviceBuffer d_in(chunk_rows * dim * sizeof(float));
-    DeviceBuffer d_out(in_place ? 0 : chunk_rows * dim * sizeof(Out));
-    DeviceBuffer d_status(chunk_rows * sizeof(int));
+    Stream stream(device);
+    DeviceBuffer d_in(device, chunk_rows * dim * sizeof(float));
+    DeviceBuffer d_out(device, in_place ? 0 : chunk_rows * dim * sizeof(Out));
+    DeviceBuffer d_status(device, chunk_rows * sizeof(int));
     Out* d_out_ptr = in_place ? reinterpret_cast<Out*>(d_in.as<float>()) : d_out.as<Out>();
     std::vector<int> status(chunk_rows);
 
@@ -88,18 +75,14 @@ std::vector<RowProblem> normalize_on_device(const float* rows, std::size_t n_row
         const std::size_t count = std::min(chunk_rows, n_rows - first);
         const std::size_t values = count * dim;
         if (values > 0) {
-            NOVELTY_CUDA_CHECK(cudaMemcpyAsync(d_in.as<float>(), rows + first * dim,
-                                               values * sizeof(float), cudaMemcpyHostToDevice,
-                                               stream.get()));
+            device.copy(d_in.as<float>(), rows + first * dim, values * sizeof(float), dev::Copy::host_to_device,
+                        stream.get());
         }
-        launch(d_in.as<float>(), d_out_ptr, count, dim, d_status.as<int>(), stream.get());
-        if (values > 0) {
-            NOVELTY_CUDA_CHECK(cudaMemcpyAsync(out + first * dim, d_out_ptr, values * sizeof(Out),
-                                               cudaMemcpyDeviceToHost, stream.get()));
-        }
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(status.data(), d_status.as<int>(), count * sizeof(int),
-                                           cudaMemcpyDeviceToHost, stream.get()));
-        NOVELTY_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        device.normalize_rows(d_in.as<float>(), d_out_ptr, out_type(out), count, dim, d_status.as<int>(), stream.get());
+        if (values > 0)
+            device.copy(out + first * dim, d_out_ptr, values * sizeof(Out), dev::Copy::device_to_host, stream.get());
+        device.copy(status.data(), d_status.as<int>(), count * sizeof(int), dev::Copy::device_to_host, stream.get());
+        stream.synchronize();
         for (std::size_t i = 0; i < count; ++i) problems[first + i] = to_problem(status[i]);
     }
     return problems;

@@ -7,15 +7,15 @@
 
 namespace novelty::cuda {
 
-PhaseProfile::PhaseProfile() {
+PhaseProfile::PhaseProfile(dev::Device& device) : device_(device) {
     const char* path = std::getenv("NOVELTY_CUDA_PROFILE");
     if (path != nullptr) path_ = path;
 }
 
 PhaseProfile::~PhaseProfile() {
     for (Span& span : spans_) {
-        cudaEventDestroy(span.start);
-        cudaEventDestroy(span.stop);
+        device_.destroy(span.start);
+        device_.destroy(span.stop);
     }
 }
 
@@ -24,24 +24,24 @@ void PhaseProfile::start_call() {
     host_ = PhaseTotals();
 }
 
-int PhaseProfile::begin(cudaStream_t stream) {
+int PhaseProfile::begin(dev::Stream stream) {
     if (!enabled()) return -1;
     if (used_ == spans_.size()) {
         Span span;
-        NOVELTY_CUDA_CHECK(cudaEventCreate(&span.start));
-        NOVELTY_CUDA_CHECK(cudaEventCreate(&span.stop));
+        span.start = device_.make_event(true);
+        span.stop = device_.make_event(true);
         spans_.push_back(span);
     }
     spans_[used_].name = nullptr;
-    NOVELTY_CUDA_CHECK(cudaEventRecord(spans_[used_].start, stream));
+    device_.record(spans_[used_].start, stream);
     return static_cast<int>(used_++);
 }
 
-void PhaseProfile::end(int handle, const char* name, cudaStream_t stream) {
+void PhaseProfile::end(int handle, const char* name, dev::Stream stream) {
     if (handle < 0) return;
     Span& span = spans_[static_cast<std::size_t>(handle)];
     span.name = name;
-    NOVELTY_CUDA_CHECK(cudaEventRecord(span.stop, stream));
+    device_.record(span.stop, stream);
 }
 
 void PhaseProfile::add_host(const char* name, double seconds) {
@@ -58,9 +58,8 @@ void PhaseProfile::finish_call(const std::string& extra) {
     for (std::size_t i = 0; i < used_; ++i) {
         const Span& span = spans_[i];
         if (span.name == nullptr) continue;  // begun, never ended (an exception in between)
-        NOVELTY_CUDA_CHECK(cudaEventSynchronize(span.stop));
-        float ms = 0;
-        NOVELTY_CUDA_CHECK(cudaEventElapsedTime(&ms, span.start, span.stop));
+        device_.synchronize(span.stop);
+        const float ms = device_.elapsed_ms(span.start, span.stop);
         totals.add_seconds(span.name, ms / 1000.0);
     }
     const std::string line = "{" + (extra.empty() ? std::string() : extra + ", ") + "\"device\": " +

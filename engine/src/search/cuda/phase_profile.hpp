@@ -6,21 +6,20 @@
 // to engine/src/search/cuda.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "device/device.hpp"
 #include "util/phase_totals.hpp"
 
 namespace novelty::cuda {
 
 class PhaseProfile {
 public:
-    /// Reads NOVELTY_CUDA_PROFILE once.
-    PhaseProfile();
+    /// Reads NOVELTY_CUDA_PROFILE once; spans are timed with `device`'s events.
+    explicit PhaseProfile(dev::Device& device);
     ~PhaseProfile();
     PhaseProfile(const PhaseProfile&) = delete;
     PhaseProfile& operator=(const PhaseProfile&) = delete;
@@ -30,9 +29,9 @@ public:
     /// Starts a call: clears the previous call's spans.
     void start_call();
     /// Marks the start of a device span on `stream`; returns its handle (-1 when disabled).
-    int begin(cudaStream_t stream);
+    int begin(dev::Stream stream);
     /// Ends span `handle` on `stream` and files it under phase `name`.
-    void end(int handle, const char* name, cudaStream_t stream);
+    void end(int handle, const char* name, dev::Stream stream);
     /// Adds host seconds to phase `name`, and counts.
     void add_host(const char* name, double seconds);
     void add_count(const char* name, std::size_t n = 1);
@@ -43,9 +42,10 @@ public:
 
 private:
     struct Span {
-        cudaEvent_t start = nullptr, stop = nullptr;
+        dev::Event start = nullptr, stop = nullptr;
         const char* name = nullptr;
     };
+    dev::Device& device_;
     std::string path_;
     std::vector<Span> spans_;  ///< events are created once and reused by later calls
     std::size_t used_ = 0;
@@ -56,7 +56,7 @@ private:
 /// "gemm"). A no-op when the profile is off. end() may rename it (the branch taken decides).
 class DeviceSpan {
 public:
-    DeviceSpan(PhaseProfile& profile, cudaStream_t stream, const char* name)
+    DeviceSpan(PhaseProfile& profile, dev::Stream stream, const char* name)
         : profile_(profile), stream_(stream), name_(name), handle_(profile.begin(stream)) {}
     ~DeviceSpan() {
         try {
@@ -73,7 +73,7 @@ public:
 
 private:
     PhaseProfile& profile_;
-    cudaStream_t stream_;
+    dev::Stream stream_;
     const char* name_;
     int handle_;
 };

@@ -4,8 +4,6 @@
 // engine/src/search/cuda.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 
 #include "search/cuda/device_memory.hpp"
@@ -25,20 +23,21 @@ class RowUploader {
 public:
     /// `storage`: the device element type written. `staging_bytes`: the size of each of the two
     /// pinned (and, when converting, device) staging buffers.
-    RowUploader(kernels::Element storage, std::size_t staging_bytes);
+    RowUploader(Device& device, kernels::Element storage, std::size_t staging_bytes);
 
     /// Queues the copy of rows [first, first + n_rows) of `view` into `dst` (n_rows x view.dim
     /// values of the storage type, device memory) on `stream`. Returns once the host has read
     /// every source row; the device work may still be running (order later work on `stream`,
     /// or record an event on it).
-    void upload(const VectorView& view, std::size_t first, std::size_t n_rows, void* dst, cudaStream_t stream);
+    void upload(const VectorView& view, std::size_t first, std::size_t n_rows, void* dst, dev::Stream stream);
 
 private:
+    Device& device_;
     kernels::Element storage_;
     std::size_t staging_bytes_;
     PinnedBuffer pinned_[2];
     DeviceBuffer device_staging_[2];
-    Event slot_free_[2];
+    Event slot_free_[2] = {Event(device_), Event(device_)};
     bool slot_used_[2] = {false, false};
 };
 

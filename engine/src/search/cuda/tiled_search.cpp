@@ -18,15 +18,9 @@
 #include <limits>
 #include <string>
 
-#include "candidate_dots.cuh"
-#include "convert_values.cuh"
 #include "util/parallel_for.hpp"
-#include "filter_above.cuh"
-#include "filter_rescore.cuh"
-#include "place_columns.cuh"
 #include "search/search_rules.hpp"
 #include "search/tile_margin.hpp"
-#include "tile_mask.cuh"
 
 namespace novelty::cuda {
 
@@ -95,11 +89,11 @@ private:
     const VectorView& corpus_;
     const std::size_t n_queries_, dim_, row_bytes_, k_;
     const bool self_;
-    const cudaStream_t stream_, gemm_stream_;
+    const dev::Stream stream_, gemm_stream_;
 
     const void* corpus_rows_ = nullptr;  ///< the resident rows; null when streamed
     std::size_t chunk_rows_ = 0, n_chunks_ = 0;
-    Event uploaded_[2], consumed_[2];
+    Event uploaded_[2] = {Event(ctx_.dev), Event(ctx_.dev)}, consumed_[2] = {Event(ctx_.dev), Event(ctx_.dev)};
     bool consumed_recorded_[2] = {false, false};
 
     std::size_t qt_ = 0, ct_ = 0, batch_ = 0, capacity_ = 0, width_ = 0;
@@ -114,7 +108,8 @@ private:
     bool has_begins_ = false, has_exclusions_ = false, has_filters_ = false;
     // Tile t uses similarity buffer t % 2: the GEMM of tile t waits until the selection of
     // tile t - 2 has read that buffer; the selection of tile t waits for its GEMM.
-    Event gemm_done_[2], sims_read_[2], queries_ready_;
+    Event gemm_done_[2] = {Event(ctx_.dev), Event(ctx_.dev)}, sims_read_[2] = {Event(ctx_.dev), Event(ctx_.dev)};
+    Event queries_ready_{ctx_.dev};
     std::size_t tile_number_ = 0, total_steps_ = 0, steps_done_ = 0;
     TopK result_;
 };
@@ -187,7 +182,7 @@ void TiledSearch::place_corpus() {
         for (DeviceBuffer& chunk : ctx_.workspace.chunks)
             if (chunk.bytes() != chunk_rows_ * row_bytes_) {
                 chunk = DeviceBuffer();
-                chunk = DeviceBuffer(chunk_rows_ * row_bytes_);
+                chunk = DeviceBuffer(ctx_.dev, chunk_rows_ * row_bytes_);
             }
     } else {
         for (DeviceBuffer& chunk : ctx_.workspace.chunks) chunk = DeviceBuffer();  // the plan has no room for them
@@ -208,7 +203,7 @@ const unsigned char* TiledSearch::chunk_on_device(std::size_t chunk, std::size_t
 
 void TiledSearch::upload_chunk(std::size_t chunk) {
     const int slot = static_cast<int>(chunk % 2);
-    const cudaStream_t copy = ctx_.copy_stream->get();
+    const dev::Stream copy = ctx_.copy_stream->get();
     if (consumed_recorded_[slot]) consumed_[slot].wait_on(copy);
     const std::size_t first = chunk * chunk_rows_;
     VectorView searched = corpus_;
@@ -286,7 +281,7 @@ void TiledSearch::queries_in(std::size_t b0, std::size_t nb) {
     const VectorView host_queries{args_.host_queries, DType::f32, n_queries_, dim_};
     if (!self_ && rescore_) {
         ctx_.f32_uploader->upload(host_queries, b0, nb, w.query_f32.get(), stream_);
-        kernels::launch_convert_values(w.query_f32.get(), Element::f32, w.query_rows.get(), ctx_.storage, nb * dim_,
+        ctx_.dev.convert_values(w.query_f32.get(), Element::f32, w.query_rows.get(), ctx_.storage, nb * dim_,
                                        stream_);
         queries_d_ = w.query_rows.as<unsigned char>();
     } else if (!self_) {
@@ -301,7 +296,7 @@ void TiledSearch::queries_in(std::size_t b0, std::size_t nb) {
     queries_f32_d_ = w.query_f32.as<float>();
     // A self-join's float32 queries for the exact re-scoring are its stored rows, widened.
     if (self_ && half_)
-        kernels::launch_convert_values(queries_d_, ctx_.storage, w.query_f32.get(), Element::f32, nb * dim_, stream_);
+        ctx_.dev.convert_values(queries_d_, ctx_.storage, w.query_f32.get(), Element::f32, nb * dim_, stream_);
 }
 
 /// The batch's scope on the device (row ranges, exclusions, filters; self-exclusion is the mask's
@@ -317,9 +312,9 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
         begins_[i] = i64(scope.begin(b0 + i));
         batch_limit = std::max(batch_limit, scope.limit(b0 + i));
     }
-    copy_to_device(limits_, w.limits, stream_);
+    copy_to_device(ctx_.dev, limits_, w.limits, stream_);
     has_begins_ = scope.has_begins();
-    if (has_begins_) copy_to_device(begins_, w.begins, stream_);
+    if (has_begins_) copy_to_device(ctx_.dev, begins_, w.begins, stream_);
     filters_in(b0, nb);
     std::vector<std::int64_t> offsets, rows;
     scope.excluded_lists(b0, nb, offsets, rows);
@@ -328,8 +323,8 @@ std::size_t TiledSearch::ranges_in(std::size_t b0, std::size_t nb) {
         // Grown, not reallocated per batch: cudaFree waits for the whole device.
         w.ensure(w.excluded_offsets, offsets.size() * sizeof(std::int64_t));
         w.ensure(w.excluded_rows, rows.size() * sizeof(std::int64_t));
-        copy_to_device(offsets, w.excluded_offsets, stream_);
-        copy_to_device(rows, w.excluded_rows, stream_);
+        copy_to_device(ctx_.dev, offsets, w.excluded_offsets, stream_);
+        copy_to_device(ctx_.dev, rows, w.excluded_rows, stream_);
         ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
     }
     return batch_limit;
@@ -356,8 +351,8 @@ void TiledSearch::filters_in(std::size_t b0, std::size_t nb) {
     Workspace& w = ctx_.workspace;
     w.ensure(w.filter_index, index.size() * sizeof(std::int32_t));
     w.ensure(w.filter_words, words.size() * sizeof(std::uint64_t));
-    copy_to_device(index, w.filter_index, stream_);
-    copy_to_device(words, w.filter_words, stream_);
+    copy_to_device(ctx_.dev, index, w.filter_index, stream_);
+    copy_to_device(ctx_.dev, words, w.filter_words, stream_);
     ctx_.stream->synchronize();  // the host vectors must outlive the asynchronous copies
     has_filters_ = true;
 }
@@ -368,9 +363,9 @@ void TiledSearch::filters_in(std::size_t b0, std::size_t nb) {
 bool TiledSearch::run_pass(std::size_t b0, std::size_t nb, std::size_t batch_limit, bool filtering) {
     Workspace& w = ctx_.workspace;
     // Empty candidates: every slot -inf / -1; no overflow yet.
-    kernels::launch_place_columns(nullptr, nullptr, i64(nb), 0, w.cand_vals.as<float>(), w.cand_idx.as<std::int64_t>(),
+    ctx_.dev.place_columns(nullptr, nullptr, i64(nb), 0, w.cand_vals.as<float>(), w.cand_idx.as<std::int64_t>(),
                                   i64(width_), 0, i64(width_), 0, stream_);
-    NOVELTY_CUDA_CHECK(cudaMemsetAsync(w.overflow.get(), 0, sizeof(int), stream_));
+    ctx_.dev.fill_bytes(w.overflow.get(), 0, sizeof(int), stream_);
     std::vector<bool> tile_started((nb + qt_ - 1) / qt_, false);
     const std::size_t chunks_needed = (batch_limit + chunk_rows_ - 1) / chunk_rows_;
     if (corpus_rows_ == nullptr && chunks_needed > 0) upload_chunk(0);
@@ -443,10 +438,7 @@ void TiledSearch::mask_tile(const TileJob& job, std::size_t b0, void* sims, bool
     }
     if (!needs_mask) return;
     DeviceSpan span(ctx_.profile, stream_, "mask");
-    if (half)
-        kernels::launch_mask_tile_f16(sims, i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
-    else
-        kernels::launch_mask_tile(static_cast<float*>(sims), i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
+    ctx_.dev.mask_tile(sims, half ? Element::f16 : Element::f32, i64(job.nq), i64(job.nc), i64(job.nc), mask, stream_);
 }
 
 void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering, std::vector<bool>& tile_started) {
@@ -463,9 +455,9 @@ void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering
     if (tile_type == Element::f16) ctx_.profile.add_count("half_tiles");
     {
         DeviceSpan span(ctx_.profile, gemm_stream_, "gemm");
-        similarity_gemm(*ctx_.cublas, gemm_stream_, ctx_.storage, queries_d_ + job.q0 * row_bytes_, i64(job.nq),
-                        job.chunk_d + (job.c0 - job.c_first) * row_bytes_, i64(job.nc), i64(dim_), sims, i64(job.nc),
-                        tile_type);
+        ctx_.blas->similarity(gemm_stream_, ctx_.storage, queries_d_ + job.q0 * row_bytes_, i64(job.nq),
+                              job.chunk_d + (job.c0 - job.c_first) * row_bytes_, i64(job.nc), i64(dim_), sims,
+                              i64(job.nc), tile_type);
     }
     if (ctx_.overlap) {
         gemm_done_[parity].record(gemm_stream_);
@@ -477,9 +469,9 @@ void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering
     if (later) {
         DeviceSpan select(ctx_.profile, stream_, "filter");
         if (half_)
-            kernels::launch_filter_rescore(rescore_job(job, sims, Element::f16, margin_half_, false), stream_);
+            ctx_.dev.filter_rescore(rescore_job(job, sims, Element::f16, margin_half_, false), stream_);
         else
-            kernels::launch_filter_above(static_cast<const float*>(sims), i64(job.nq), i64(job.nc), cand_v, cand_i,
+            ctx_.dev.filter_above(static_cast<const float*>(sims), i64(job.nq), i64(job.nc), cand_v, cand_i,
                                          i64(width_), i64(k_), i64(capacity_), i64(job.c0), w.overflow.as<int>(),
                                          stream_);
         if (ctx_.overlap) sims_read_[parity].record(stream_);
@@ -490,7 +482,7 @@ void TiledSearch::select_tile(const TileJob& job, std::size_t b0, bool filtering
     DeviceSpan merge(ctx_.profile, stream_, "merge");
     ctx_.select->largest(cand_v, cand_i, i64(job.nq), i64(width_), i64(k_), w.best_vals.as<float>(),
                          w.best_idx.as<std::int64_t>(), stream_);
-    kernels::launch_place_columns(w.best_vals.as<float>(), w.best_idx.as<std::int64_t>(), i64(job.nq), i64(k_), cand_v,
+    ctx_.dev.place_columns(w.best_vals.as<float>(), w.best_idx.as<std::int64_t>(), i64(job.nq), i64(k_), cand_v,
                                   cand_i, i64(width_), 0, i64(k_), 0, stream_);
 }
 
@@ -508,10 +500,10 @@ void TiledSearch::full_selection(const TileJob& job, const float* sims, int pari
                          w.tile_idx.as<std::int64_t>(), stream_);
     if (!fresh && ctx_.overlap) sims_read_[parity].record(stream_);
     const std::size_t first_col = fresh ? 0 : k_, columns = fresh ? k_ : capacity_;
-    kernels::launch_place_columns(w.tile_vals.as<float>(), w.tile_idx.as<std::int64_t>(), i64(job.nq), i64(kk), cand_v,
+    ctx_.dev.place_columns(w.tile_vals.as<float>(), w.tile_idx.as<std::int64_t>(), i64(job.nq), i64(kk), cand_v,
                                   cand_i, i64(width_), i64(first_col), i64(columns), i64(job.c0), stream_);
     if (!fresh) return;
-    kernels::launch_filter_rescore(rescore_job(job, sims, Element::f32, margin_fresh_, true), stream_);
+    ctx_.dev.filter_rescore(rescore_job(job, sims, Element::f32, margin_fresh_, true), stream_);
     if (ctx_.overlap) sims_read_[parity].record(stream_);
 }
 
@@ -552,26 +544,23 @@ int TiledSearch::results_out(std::size_t nb, bool values_exact) {
         DeviceSpan out(ctx_.profile, stream_, "results_out");
         // Into pinned memory: a copy to pageable memory would make the host wait here for the
         // whole batch, before the result copies are queued and the result arrays allocated.
-        NOVELTY_CUDA_CHECK(cudaMemcpyAsync(w.host_overflow.get(), w.overflow.get(), sizeof(int), cudaMemcpyDeviceToHost,
-                                           stream_));
+        ctx_.dev.copy(w.host_overflow.get(), w.overflow.get(), sizeof(int), dev::Copy::device_to_host, stream_);
         // Only the running best (the first k columns) comes back, into pinned memory.
-        NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_idx, k_ * sizeof(std::int64_t), w.cand_idx.get(),
-                                             width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
-                                             cudaMemcpyDeviceToHost, stream_));
+        ctx_.dev.copy_2d(host_idx, k_ * sizeof(std::int64_t), w.cand_idx.get(), width_ * sizeof(std::int64_t),
+                         k_ * sizeof(std::int64_t), nb, dev::Copy::device_to_host, stream_);
         if (rescore_ && !values_exact) {
-            NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(w.rerank_idx.get(), k_ * sizeof(std::int64_t), w.cand_idx.get(),
-                                                 width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb,
-                                                 cudaMemcpyDeviceToDevice, stream_));
+            ctx_.dev.copy_2d(w.rerank_idx.get(), k_ * sizeof(std::int64_t), w.cand_idx.get(),
+                             width_ * sizeof(std::int64_t), k_ * sizeof(std::int64_t), nb, dev::Copy::device_to_device,
+                             stream_);
             DeviceSpan span(ctx_.profile, stream_, "rescore");
-            kernels::launch_candidate_dots(w.query_f32.as<float>(), corpus_rows_, ctx_.storage, i64(dim_), nullptr,
+            ctx_.dev.candidate_dots(w.query_f32.as<float>(), corpus_rows_, ctx_.storage, i64(dim_), nullptr,
                                            w.rerank_idx.as<std::int64_t>(), i64(nb * k_), w.rerank_sims.as<float>(),
                                            stream_, i64(k_));
             span.end();
-            NOVELTY_CUDA_CHECK(cudaMemcpyAsync(host_vals, w.rerank_sims.get(), nb * k_ * sizeof(float),
-                                               cudaMemcpyDeviceToHost, stream_));
+            ctx_.dev.copy(host_vals, w.rerank_sims.get(), nb * k_ * sizeof(float), dev::Copy::device_to_host, stream_);
         } else {
-            NOVELTY_CUDA_CHECK(cudaMemcpy2DAsync(host_vals, k_ * sizeof(float), w.cand_vals.get(), width_ * sizeof(float),
-                                                 k_ * sizeof(float), nb, cudaMemcpyDeviceToHost, stream_));
+            ctx_.dev.copy_2d(host_vals, k_ * sizeof(float), w.cand_vals.get(), width_ * sizeof(float), k_ * sizeof(float),
+                             nb, dev::Copy::device_to_host, stream_);
         }
     }
     {
