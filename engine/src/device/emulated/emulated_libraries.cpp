@@ -104,9 +104,11 @@ public:
             std::iota(order.begin(), order.end(), std::size_t{0});
             std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kk), order.end(),
                               [&](std::size_t a, std::size_t b) { return ranks_before(vals[a], payload(a), vals[b], payload(b)); });
+            // RAFT promises no order: the k kept are written best last, so that glue relying on
+            // an order fails here as it could on a card.
             for (std::size_t j = 0; j < kk; ++j) {
-                out_vals_d[r * kk + j] = vals[order[j]];
-                out_idx_d[r * kk + j] = payload(order[j]);
+                out_vals_d[r * kk + j] = vals[order[kk - 1 - j]];
+                out_idx_d[r * kk + j] = payload(order[kk - 1 - j]);
             }
         }
     }
