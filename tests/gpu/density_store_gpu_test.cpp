@@ -1,9 +1,8 @@
 // Densities on demand through a CUDA index against the full self-join path through the same
 // index, with per-idea cutoffs and exclusions beyond the stored extras, and a second run that
-// reads every density back from the store; skips without a device. With float32 storage the two
-// paths must agree bit for bit. With float16 storage the device's self-join reports the 16-bit
-// products while a search re-scores its results in float32 (docs/cuda.md), so the densities
-// agree to the float16 products' error and the neighbours (the idea's own search) exactly.
+// reads every density back from the store; skips without a device. The two paths must agree bit
+// for bit in every storage: with float16 storage a resident self-join re-scores its final k
+// exactly as a search does (docs/cuda.md), so its densities are the searches' bits.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -53,21 +52,13 @@ TEST(CudaDensityStore, OnDemandEqualsTheFullSelfJoinThroughTheSameIndex) {
         const auto got = scorer.score(input);
         const auto want = reference_scorer.score(input);
         EXPECT_GT(scorer.density_counts().computed, 0u);
-        const bool exact = storage == DeviceStorage::f32;
         for (std::size_t i = 0; i < n_ideas; ++i) {
             EXPECT_TRUE(same_bits(got[i].nd, want[i].nd)) << "idea " << i;
-            if (exact) {
-                EXPECT_TRUE(same_bits(got[i].rnd, want[i].rnd)) << "idea " << i;
-            }
+            EXPECT_TRUE(same_bits(got[i].rnd, want[i].rnd)) << "idea " << i;
             EXPECT_EQ(got[i].neighbor_rows, want[i].neighbor_rows) << "idea " << i;
             ASSERT_EQ(got[i].neighbor_nd.size(), want[i].neighbor_nd.size());
-            for (std::size_t r = 0; r < got[i].neighbor_nd.size(); ++r) {
-                if (exact) {
-                    EXPECT_TRUE(same_bits(got[i].neighbor_nd[r], want[i].neighbor_nd[r])) << "idea " << i << " neighbour " << r;
-                } else {
-                    EXPECT_NEAR(got[i].neighbor_nd[r], want[i].neighbor_nd[r], 2e-3) << "idea " << i << " neighbour " << r;
-                }
-            }
+            for (std::size_t r = 0; r < got[i].neighbor_nd.size(); ++r)
+                EXPECT_TRUE(same_bits(got[i].neighbor_nd[r], want[i].neighbor_nd[r])) << "idea " << i << " neighbour " << r;
             EXPECT_EQ(got[i].densities_by, want[i].densities_by);
         }
         // A later run through a new index reads every density back and computes none.

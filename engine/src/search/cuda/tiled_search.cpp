@@ -239,7 +239,10 @@ void TiledSearch::grow_workspace() {
     w.ensure(w.limits, batch_ * sizeof(std::int64_t));
     w.ensure(w.begins, batch_ * sizeof(std::int64_t));
     w.ensure(w.overflow, sizeof(int));
-    rescore_ = !self_ && ctx_.storage != Element::f32 && corpus_rows_ != nullptr;
+    // A self-join is re-scored like a search (its float32 queries: the caller's rows), so that
+    // its neighbours' similarities are those a search of the same row reports: densities
+    // from the self-join, from searches on demand and from sharded ranks are then the same bits.
+    rescore_ = ctx_.storage != Element::f32 && corpus_rows_ != nullptr;
     plan_half_tiles();
     if (rescore_ || half_) w.ensure(w.query_f32, batch_ * dim_ * sizeof(float));
     if (rescore_) {
@@ -294,9 +297,9 @@ void TiledSearch::queries_in(std::size_t b0, std::size_t nb) {
         queries_d_ = w.query_rows.as<unsigned char>();
     }
     queries_f32_d_ = w.query_f32.as<float>();
-    // A self-join's float32 queries for the exact re-scoring are its stored rows, widened.
-    if (self_ && half_)
-        ctx_.dev.convert_values(queries_d_, ctx_.storage, w.query_f32.get(), Element::f32, nb * dim_, stream_);
+    // A self-join's float32 queries for the exact re-scoring are its rows as the caller holds
+    // them (float32, or float16 widened), as a search of those rows would upload them.
+    if (self_ && (half_ || rescore_)) ctx_.f32_uploader->upload(corpus_, b0, nb, w.query_f32.get(), stream_);
 }
 
 /// The batch's scope on the device (row ranges, exclusions, filters; self-exclusion is the mask's
