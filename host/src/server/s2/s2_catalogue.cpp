@@ -143,13 +143,16 @@ S2Catalogue::S2Catalogue(ServerEngine& engine) {
     }
     for (auto& [id, author] : authors_by_id_) author.h_index = h_index_of(counts[id]);
     for (std::size_t row = 0; row < n; ++row) {
+        references_[row].reserve(raw[row].size());
         for (const RawReference& r : raw[row]) {
             std::optional<std::size_t> cited;
             if (r.key.rfind("sha:", 0) == 0) cited = row_of_sha(r.key.substr(4));
             else if (auto it = row_by_key_.find(r.key); it != row_by_key_.end()) cited = it->second;
-            references_[row].push_back({cited, r.id_key, r.id});
+            // A reference in the corpus is its row alone: its ids are the cited paper's own.
+            references_[row].push_back(cited ? CitedWork{cited, "", ""} : CitedWork{cited, r.id_key, r.id});
             if (cited && *cited != row) citations_[*cited].push_back(row);
         }
+        std::vector<RawReference>().swap(raw[row]);
     }
     for (auto& c : citations_) c.erase(std::unique(c.begin(), c.end()), c.end());  // rows ascend already
 }

@@ -136,19 +136,31 @@ std::vector<Passage> S2TextIndex::passages(const std::string& text, std::size_t 
     std::vector<Passage> out;
     if (any.empty()) return out;
     std::lock_guard lock(mutex_);
-    const std::string n = std::to_string(std::clamp<std::size_t>(tokens, 1, 64));
-    auto q = db_->prepare(std::string("SELECT ") + (keyed_ ? "r.row" : "papers_fts.rowid") +
-                          ", bm25(papers_fts), snippet(papers_fts, 0, char(1), char(2), '', " + n +
-                          "), snippet(papers_fts, 1, char(1), char(2), '', " + n + ")" + join_sql() +
-                          " ORDER BY bm25(papers_fts)");
-    q.bind(1, any);
-    while (out.size() < limit && q.step()) {
-        const std::int64_t row = q.column_int(0);
+    // The ranking first (rows and scores alone: SQLite would compute a snippet for every match
+    // before sorting), then the passages of the rows kept.
+    auto ranked = db_->prepare(std::string("SELECT ") + (keyed_ ? "r.row" : "papers_fts.rowid") +
+                               ", papers_fts.rowid, bm25(papers_fts)" + join_sql() + " ORDER BY bm25(papers_fts)");
+    ranked.bind(1, any);
+    std::vector<std::int64_t> keys;
+    while (out.size() < limit && ranked.step()) {
+        const std::int64_t row = ranked.column_int(0);
         if (row < 0 || static_cast<std::size_t>(row) >= meta_.size() || !keep(static_cast<std::size_t>(row))) continue;
-        const std::string title = q.column_text(2), abstract = q.column_text(3);
+        out.push_back({static_cast<std::size_t>(row), -ranked.column_double(2), "", ""});
+        keys.push_back(ranked.column_int(1));
+    }
+    const std::string n = std::to_string(std::clamp<std::size_t>(tokens, 1, 64));
+    auto snippets = db_->prepare("SELECT snippet(papers_fts, 0, char(1), char(2), '', " + n +
+                                 "), snippet(papers_fts, 1, char(1), char(2), '', " + n +
+                                 ") FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid = ?2");
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        snippets.reset();
+        snippets.bind(1, any);
+        snippets.bind(2, keys[i]);
+        if (!snippets.step()) continue;
+        const std::string title = snippets.column_text(0), abstract = snippets.column_text(1);
         const bool in_abstract = abstract.find('\x01') != std::string::npos;
-        out.push_back({static_cast<std::size_t>(row), -q.column_double(1), in_abstract ? "abstract" : "title",
-                       without_marks(in_abstract ? abstract : title)});
+        out[i].kind = in_abstract ? "abstract" : "title";
+        out[i].text = without_marks(in_abstract ? abstract : title);
     }
     return out;
 }
