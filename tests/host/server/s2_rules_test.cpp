@@ -75,6 +75,13 @@ TEST(S2Rules, TheBulkQuerySyntaxParsesAsDocumented) {
     EXPECT_TRUE(parse_bulk_query("  ").parts.empty());
     for (const char* bad : {"\"open", "(fish", "fish)", "fish |", "-", "fish~12"})
         EXPECT_THROW(parse_bulk_query(bad), s2::S2Error) << bad;
+    // Deep nesting is refused, not recursed into until the stack runs out.
+    EXPECT_THROW(parse_bulk_query(std::string(5000, '(') + "fish" + std::string(5000, ')')), s2::S2Error);
+    EXPECT_THROW(parse_bulk_query(std::string(5000, '-') + "fish"), s2::S2Error);
+    EXPECT_NO_THROW(parse_bulk_query(std::string(20, '(') + "fish" + std::string(20, ')')));
+    std::string many;
+    for (int i = 0; i < 300; ++i) many += "w" + std::to_string(i) + "~ ";
+    EXPECT_THROW(parse_bulk_query(many), s2::S2Error);
 }
 
 TEST(S2Rules, EditDistanceStopsPastItsLimit) {

@@ -12,6 +12,10 @@ namespace {
 
 constexpr int default_fuzz = 2;
 constexpr int max_fuzz = 9;
+/// Brackets and negations nest at most this deep (the parser recurses once per level).
+constexpr int max_depth = 64;
+/// Words and phrases in one query at most (each is one look-up in the full-text index).
+constexpr std::size_t max_terms = 256;
 
 BulkQuery of_kind(BulkQuery::Kind kind) {
     BulkQuery q;
@@ -64,6 +68,7 @@ private:
     }
 
     BulkQuery unary() {
+        const Nesting nesting(*this);
         if (at('-')) {
             ++i_;
             BulkQuery q = of_kind(BulkQuery::Kind::none_of);
@@ -98,6 +103,7 @@ private:
         if (s_[i_] == '"') {
             const std::size_t close = s_.find('"', i_ + 1);
             if (close == std::string::npos) fail("a '\"' is not closed");
+            if (++terms_ > max_terms) fail("more than " + std::to_string(max_terms) + " words and phrases");
             BulkQuery q = of_kind(BulkQuery::Kind::phrase);
             q.words = words_of(s_.substr(i_ + 1, close - i_ - 1));
             i_ = close + 1;
@@ -105,6 +111,7 @@ private:
             if (q.words.empty()) fail("an empty phrase");
             return q;
         }
+        if (++terms_ > max_terms) fail("more than " + std::to_string(max_terms) + " words and phrases");
         const std::size_t start = i_;
         while (i_ < s_.size() && !std::isspace(static_cast<unsigned char>(s_[i_])) &&
                std::string("|()\"~*+").find(s_[i_]) == std::string::npos)
@@ -118,8 +125,19 @@ private:
         return q;
     }
 
+    /// Counts the levels open; refuses the query past max_depth.
+    struct Nesting {
+        explicit Nesting(Parser& p) : p_(p) {
+            if (++p_.depth_ > max_depth) p_.fail("brackets and '-' nest more than " + std::to_string(max_depth) + " deep");
+        }
+        ~Nesting() { --p_.depth_; }
+        Parser& p_;
+    };
+
     const std::string& s_;
     std::size_t i_ = 0;
+    int depth_ = 0;
+    std::size_t terms_ = 0;
 };
 
 }  // namespace

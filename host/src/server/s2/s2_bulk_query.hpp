@@ -25,7 +25,8 @@ struct BulkQuery {
 };
 
 /// Parses `text`; throws S2Error 400 naming the problem (an unclosed quote or bracket, an
-/// operator with nothing to apply to). An empty or blank query gives an all_of with no parts
+/// operator with nothing to apply to, more than 256 words and phrases, brackets and '-' nested
+/// more than 64 deep). An empty or blank query gives an all_of with no parts
 /// (every paper).
 BulkQuery parse_bulk_query(const std::string& text);
 
