@@ -35,9 +35,7 @@ std::unique_ptr<Embedder> embedder_for_corpus(const Corpus& corpus, const Embedd
         auto embedder = make_embedder(flags);
         // A corpus whose vectors came with the data (the s2 embeddings files) records only the
         // model's name: an embedding server serving that model makes comparable vectors.
-        const bool same_model = recorded && (recorded->name == embedder->name() ||
-                                             (!is_url(recorded->name) && embedder->name().ends_with("#" + recorded->name)));
-        if (recorded && !same_model)
+        if (recorded && !host::same_encoder(recorded->name, embedder->name()))
             throw UsageError("the corpus " + corpus.dir() + " was embedded with '" + recorded->name +
                              "', but queries would be embedded with '" + embedder->name() +
                              "'; their vectors would not be comparable");

@@ -4,6 +4,7 @@
 
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty_host/llm/http_embedder.hpp"
 #include "novelty_host/claimnov/claimnov_pipeline.hpp"
 #include "novelty_host/claimnov/pool_claim_store.hpp"
 
@@ -190,7 +191,7 @@ ClaimsService::ClaimsService(ClaimsServiceOptions options, std::unique_ptr<Embed
     impl_ = std::make_shared<Impl>(std::move(options), std::move(embedder));
     Impl& s = *impl_;
     const auto& recorded = s.corpus.manifest().embedder;
-    if (recorded && recorded->name != s.embedder->name())
+    if (recorded && !same_encoder(recorded->name, s.embedder->name()))
         throw UsageError("the corpus " + s.corpus.dir() + " was embedded with '" + recorded->name +
                          "', but claims would be embedded with '" + s.embedder->name() + "'");
     check_outside(s.options.claims_cache, s.options.corpus_dir, "--claims-cache");

@@ -376,6 +376,12 @@ HttpEmbedder& HttpEmbedder::operator=(HttpEmbedder&&) noexcept = default;
 
 std::string HttpEmbedder::name() const { return impl_->options.base_url + "#" + impl_->options.model; }
 
+bool same_encoder(const std::string& recorded, const std::string& embedder_name) {
+    if (recorded == embedder_name) return true;
+    const bool recorded_url = recorded.rfind("http://", 0) == 0 || recorded.rfind("https://", 0) == 0;
+    return !recorded_url && embedder_name.ends_with("#" + recorded);
+}
+
 std::size_t HttpEmbedder::dim() const { return impl_->dim; }
 
 std::string HttpEmbedder::pooling() const { return ""; }

@@ -1,5 +1,6 @@
 #include "server/ui_api.hpp"
 
+#include "server/paper_ids.hpp"
 #include "server/server_requests.hpp"
 
 #include "novelty/util/error.hpp"
@@ -17,23 +18,13 @@ constexpr std::size_t score_job_slice = 64;  ///< ideas per /v1/score call of a 
 
 bool is_web_url(const std::string& s) { return s.starts_with("https://") || s.starts_with("http://"); }
 
-std::string string_at(const nlohmann::json& j, const char* key) {
+template <class Json>
+std::string string_at(const Json& j, const char* key) {
     auto it = j.find(key);
     if (it == j.end()) return "";
-    if (it->is_string()) return it->get<std::string>();
-    if (it->is_number_integer()) return std::to_string(it->get<long long>());
+    if (it->is_string()) return it->template get<std::string>();
+    if (it->is_number_integer()) return std::to_string(it->template get<long long>());
     return "";
-}
-
-std::string strip_prefix(std::string s, std::initializer_list<const char*> prefixes) {
-    for (const char* p : prefixes) {
-        const std::string prefix = p;
-        if (s.size() > prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-            }))
-            return s.substr(prefix.size());
-    }
-    return s;
 }
 
 bool plain(const std::string& s) {  // no blanks or quotes: safe to append to a link's path
@@ -64,28 +55,20 @@ std::string results_list(const std::string& body) {
 
 }  // namespace
 
-std::string paper_link(const std::string& id, const std::string& extra_json) {
+std::string paper_link(const std::string& id, const std::string& extra_json, const std::string& format) {
     const nlohmann::json extra = parse_extra(extra_json);
-    const nlohmann::json ext = extra.contains("externalids") && extra["externalids"].is_object() ? extra["externalids"]
-                                                                                                 : nlohmann::json::object();
-    std::string doi = string_at(extra, "doi");
-    if (doi.empty()) doi = string_at(ext, "DOI");
-    if (doi.empty() && id.starts_with("doi:")) doi = id.substr(4);
-    doi = strip_prefix(doi, {"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"});
-    if (plain(doi)) return "https://doi.org/" + doi;
-    std::string arxiv = string_at(extra, "arxiv_id");
-    if (arxiv.empty()) arxiv = string_at(ext, "ArXiv");
-    if (arxiv.empty() && id.starts_with("arxiv:")) arxiv = id.substr(6);
-    if (arxiv.empty() && extra.contains("versions") && extra.contains("categories")) arxiv = id;  // an arXiv snapshot record
-    if (plain(arxiv)) return "https://arxiv.org/abs/" + arxiv;
+    Paper paper;
+    paper.id = id;
+    const nlohmann::ordered_json ids = external_ids(paper, extra, format);  // the S2 API's rule too
+    const auto known = [&](const char* key) { return ids.contains(key) ? string_at(ids, key) : std::string(); };
+    if (const std::string doi = known("DOI"); plain(doi)) return "https://doi.org/" + doi;
+    if (const std::string arxiv = known("ArXiv"); plain(arxiv)) return "https://arxiv.org/abs/" + arxiv;
     for (const char* key : {"url", "pdf", "site", "openalex"}) {
         const std::string url = string_at(extra, key);
         if (is_web_url(url) && plain(url)) return url;
     }
     if (is_web_url(id) && plain(id)) return id;
-    std::string pmid = string_at(extra, "pmid");
-    if (pmid.empty()) pmid = string_at(ext, "PubMed");
-    if (pmid.empty() && id.starts_with("pmid:")) pmid = id.substr(5);
+    const std::string pmid = known("PubMed");
     if (plain(pmid) && std::all_of(pmid.begin(), pmid.end(), [](unsigned char c) { return std::isdigit(c); }))
         return "https://pubmed.ncbi.nlm.nih.gov/" + pmid + "/";
     return "";
@@ -124,7 +107,7 @@ std::string UiApi::papers(const nlohmann::json& body) {
         j["venue"] = p.venue;
         j["field"] = p.field;
         j["citations"] = p.citations ? nlohmann::ordered_json(*p.citations) : nlohmann::ordered_json(nullptr);
-        const std::string link = paper_link(p.id, p.extra_json);
+        const std::string link = paper_link(p.id, p.extra_json, corpus_format(corpus_.manifest()));
         j["link"] = link.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(link);
         if (with_abstract) j["abstract"] = p.abstract;
         results.push_back(std::move(j));

@@ -55,9 +55,11 @@ private:
 /// Papers sampled for the corpus's RND distribution at most.
 constexpr std::size_t rnd_sample_size = 500;
 
-/// A paper's web link from its metadata: its DOI (https://doi.org/...), arXiv id, PubMed id,
-/// an http(s) URL among its fields, or an id that is such a URL or alias; "" when none is known.
-/// Only http and https links are ever returned.
-std::string paper_link(const std::string& id, const std::string& extra_json);
+/// A paper's web link from its metadata, its ids read by the rule the Semantic Scholar API's
+/// externalIds use (paper_ids.hpp, `format` the corpus's import format): its DOI
+/// (https://doi.org/...), else its arXiv id, else an http(s) URL among its fields ("url", "pdf",
+/// "site", "openalex") or an id that is one, else its PubMed id; "" when none is known. Only
+/// http and https links are ever returned.
+std::string paper_link(const std::string& id, const std::string& extra_json, const std::string& format = "");
 
 }  // namespace novelty::host::detail

@@ -5,6 +5,7 @@
 #include "novelty/search/backends.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
+#include "novelty_host/llm/http_embedder.hpp"
 #include "novelty_host/claimnov/pool_claim_store.hpp"
 #include "novelty_host/triage/triage.hpp"
 
@@ -183,7 +184,7 @@ TriageService::TriageService(TriageServiceOptions options, std::unique_ptr<Embed
     impl_ = std::make_shared<Impl>(std::move(options), std::move(embedder));
     Impl& s = *impl_;
     const auto& recorded = s.corpus.manifest().embedder;
-    if (recorded && recorded->name != s.embedder->name())
+    if (recorded && !same_encoder(recorded->name, s.embedder->name()))
         throw UsageError("the corpus " + s.corpus.dir() + " was embedded with '" + recorded->name +
                          "', but ideas would be embedded with '" + s.embedder->name() + "'");
     if (s.options.claims.window == 0) throw UsageError("--window must be at least 1");

@@ -153,11 +153,16 @@ TEST_F(ServerS2Test, EveryFieldIsFilledFromTheRecord) {
     EXPECT_TRUE(sparse.body["abstract"].is_null());
     EXPECT_TRUE(sparse.body["citationCount"].is_null());
 
-    const Reply unknown = get(server.port(), "/graph/v1/paper/1001?fields=title,bogus,citations");
+    const Reply unknown = get(server.port(), "/graph/v1/paper/1001?fields=title,bogus,citations,authors.bogus");
     EXPECT_EQ(unknown.status, 400);
-    EXPECT_EQ(unknown.body, (json{{"error", "Unrecognized or unsupported fields: [bogus, citations]"}}));
-    EXPECT_EQ(get(server.port(), "/graph/v1/paper/1001?fields=embedding.specter_v1").status, 400);
-    EXPECT_EQ(get(server.port(), "/graph/v1/paper/1001?fields=embedding.specter_v2").status, 200);
+    EXPECT_EQ(unknown.body, (json{{"error", "Unrecognized or unsupported fields: [bogus, authors.bogus]"}}));
+    // A model the corpus has no vectors of is a missing value, as the API answers one; the
+    // corpus's own model is its vector.
+    const Reply v1 = get(server.port(), "/graph/v1/paper/1001?fields=embedding.specter_v1");
+    EXPECT_EQ(v1.status, 200);
+    EXPECT_TRUE(v1.body["embedding"].is_null());
+    EXPECT_EQ(get(server.port(), "/graph/v1/paper/1001?fields=embedding.specter_v2").body["embedding"]["model"], "specter_v2");
+    EXPECT_EQ(get(server.port(), "/graph/v1/paper/1001?fields=embedding.specter_v3").status, 400);
 }
 
 TEST_F(ServerS2Test, SearchRanksFiltersAndPages) {
@@ -212,7 +217,7 @@ TEST_F(ServerS2Test, BadParametersGetTheApisStatuses) {
     server.start();
     for (const std::string query :
          {"limit=101", "limit=0", "limit=ten", "offset=950&limit=100", "offset=-1", "year=20x", "year=2020-2019",
-          "publicationDateOrYear=2019-13-01:", "ranking=semantic", "openAccessPdf", "fields=title,nonsense",
+          "publicationDateOrYear=2019-13-01:", "ranking=semantic", "openAccessPdf=maybe", "fields=title,nonsense",
           "minCitationCount=many"}) {
         const Reply r = get(server.port(), "/graph/v1/paper/search?query=graph&" + query);
         EXPECT_EQ(r.status, 400) << query;
@@ -286,4 +291,40 @@ TEST_F(ServerS2Test, TheServersTokenIsTakenAsABearerTokenOrAnApiKey) {
                            "application/json");
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 401);
+}
+
+TEST_F(ServerS2Test, NoBadRequestGetsA5xx) {
+    // Bad ids, bad parameters and hostile query text on every route: a 4xx with a JSON error.
+    Server server(options());
+    server.start();
+    for (const std::string path :
+         {"/graph/v1/paper/search/bulk?query=%22open", "/graph/v1/paper/search/bulk?query=(a", "/graph/v1/paper/search/bulk?query=-",
+          "/graph/v1/paper/search/bulk?query=a~99", "/graph/v1/paper/search/bulk?sort=year", "/graph/v1/paper/search/bulk?token=-1",
+          "/graph/v1/paper/search/bulk?openAccessPdf=no", "/graph/v1/paper/search/bulk?limit=0",
+          "/graph/v1/paper/autocomplete", "/graph/v1/paper/autocomplete?query=%20", "/graph/v1/snippet/search",
+          "/graph/v1/snippet/search?query=a&limit=1001", "/graph/v1/snippet/search?query=a&insertedBefore=soon",
+          "/graph/v1/snippet/search?query=a&fields=bogus", "/graph/v1/paper/nope/citations", "/graph/v1/paper/1001/citations?limit=0",
+          "/graph/v1/paper/1001/references?offset=-1", "/graph/v1/paper/1001/authors?fields=papers.bogus",
+          "/graph/v1/paper/1001?fields=citations.citations", "/graph/v1/author/search", "/graph/v1/author/none",
+          "/graph/v1/author/none/papers", "/graph/v1/author/10010?fields=papers.bogus", "/graph/v1/paper/1001/nothing"}) {
+        const Reply r = get(server.port(), path);
+        EXPECT_GE(r.status, 400) << path;
+        EXPECT_LT(r.status, 500) << path << ": " << r.body.dump();
+        EXPECT_TRUE(r.body.is_object() && r.body.contains("error")) << path << ": " << r.body.dump();
+    }
+    for (const std::string body : {"", "[]", "{\"positivePaperIds\": []}", "{\"positivePaperIds\": [1001]}",
+                                   "{\"positivePaperIds\": [\"1001\"], \"negativePaperIds\": [\"1001\"]}",
+                                   "{\"positivePaperIds\": [\"nope\"]}"}) {
+        const Reply r = post(server.port(), "/recommendations/v1/papers", body);
+        EXPECT_GE(r.status, 400) << body;
+        EXPECT_LT(r.status, 500) << body << ": " << r.body.dump();
+    }
+    EXPECT_EQ(post(server.port(), "/graph/v1/author/batch", "{\"ids\": [3]}").status, 400);
+    // 1001 [1, 0, 0, 0] minus 1004 [.71, .71, 0, 0] points away from 1002 [0, 1, 0, 0]: it drops from
+    // first (for 1001 alone, after 1004) to last, below 1003 and 1005 (cosine 0, by row).
+    const Reply ok = post(server.port(), "/recommendations/v1/papers?fields=year&limit=3",
+                          R"({"positivePaperIds": ["CorpusId:1001"], "negativePaperIds": ["1004"]})");
+    ASSERT_EQ(ok.status, 200) << ok.body.dump();
+    EXPECT_EQ(ids_of(ok.body["recommendedPapers"]), (std::vector<std::string>{"1003", "1005", "1002"}));
+    EXPECT_EQ(ok.body["recommendedPapers"][0]["year"], 2020);
 }

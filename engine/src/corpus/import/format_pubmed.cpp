@@ -5,8 +5,9 @@
 // Kept: PMID (the id), DOI and PMC id (aliases), ArticleTitle, the Abstract (structured
 // sections as "LABEL: text", joined by spaces), the journal Title (venue), the journal issue's
 // PubDate (Year, Month, Day, or a MedlineDate such as "1998 Dec-1999 Jan"; the ArticleDate
-// when it has none) and the MeSH descriptor names (extra "mesh"). <PubmedBookArticle> records
-// are not articles of a journal and are passed over.
+// when it has none), the MeSH descriptor names (extra "mesh") and the ids of the works its
+// <ReferenceList>s cite (extra "references": "PMID:N", else "DOI:X", else "PMCID:X").
+// <PubmedBookArticle> records are not articles of a journal and are passed over.
 #include "corpus/import/pubmed_splitter.hpp"
 #include "corpus/import/record_fields.hpp"
 #include "io/text_lines.hpp"
@@ -93,6 +94,26 @@ std::string article_id(const pugi::xml_node& article, const char* type) {
     return {};
 }
 
+// The works of the article's <ReferenceList>s, each as "PMID:N" (else "DOI:X", else "PMCID:X") from
+// its <ArticleIdList>; references without one of those ids are left out.
+nlohmann::json reference_ids(const pugi::xml_node& article) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& list : article.child("PubmedData").children("ReferenceList"))
+        for (const auto& ref : list.children("Reference")) {
+            std::string pmid, doi, pmc;
+            for (const auto& id : ref.child("ArticleIdList").children("ArticleId")) {
+                const char* type = id.attribute("IdType").value();
+                if (std::strcmp(type, "pubmed") == 0 && pmid.empty()) pmid = all_text(id);
+                if (std::strcmp(type, "doi") == 0 && doi.empty()) doi = all_text(id);
+                if (std::strcmp(type, "pmc") == 0 && pmc.empty()) pmc = all_text(id);
+            }
+            if (!pmid.empty()) out.push_back("PMID:" + pmid);
+            else if (!doi.empty()) out.push_back("DOI:" + doi);
+            else if (!pmc.empty()) out.push_back("PMCID:" + pmc);
+        }
+    return out;
+}
+
 // The record as the JSON object RecordFields reads, so checks and extra_json work as for JSON.
 nlohmann::json article_record(const pugi::xml_node& article) {
     const pugi::xml_node citation = article.child("MedlineCitation");
@@ -115,6 +136,7 @@ nlohmann::json article_record(const pugi::xml_node& article) {
     for (const auto& heading : citation.child("MeshHeadingList").children("MeshHeading"))
         if (std::string name = all_text(heading.child("DescriptorName")); !name.empty()) mesh.push_back(name);
     if (!mesh.empty()) r["mesh"] = mesh;
+    if (nlohmann::json refs = reference_ids(article); !refs.empty()) r["references"] = std::move(refs);
     return r;
 }
 

@@ -100,4 +100,10 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// Whether an encoder named `embedder_name` makes vectors comparable to those of a corpus whose
+/// manifest records `recorded`: the same name, or an embedding server's "URL#MODEL" when the
+/// corpus records the model's name alone (its vectors came with the data, as the s2 embeddings
+/// files' do). The CLI and the server's services check their encoder by this one rule.
+bool same_encoder(const std::string& recorded, const std::string& embedder_name);
+
 }  // namespace novelty::host

@@ -74,27 +74,20 @@ std::vector<Author> from_parsed(const json& list) {  // [[last, first, suffix], 
     return out;
 }
 
+std::string openalex_short(const std::string& id) {
+    const std::string prefix = "https://openalex.org/";
+    return id.rfind(prefix, 0) == 0 ? id.substr(prefix.size()) : id;
+}
+
 std::vector<Author> from_authorships(const json& list) {
     std::vector<Author> out;
     for (const auto& a : list) {
         const json* author = a.is_object() ? find_key(a, {"author"}) : nullptr;
         if (!author || !author->is_object()) continue;
         const std::string name = trimmed(text_of(find_key(*author, {"display_name", "name"})));
-        if (!name.empty()) out.push_back({name, text_of(find_key(*author, {"id"}))});
+        if (!name.empty()) out.push_back({name, openalex_short(text_of(find_key(*author, {"id"})))});
     }
     return out;
-}
-
-std::string without_prefix(std::string s, std::initializer_list<const char*> prefixes) {
-    for (const char* p : prefixes) {
-        const std::string_view pv(p);
-        if (s.size() > pv.size() && s.compare(0, pv.size(), pv) == 0) return s.substr(pv.size());
-    }
-    return s;
-}
-
-void set_if_absent(ordered_json& ids, const char* key, const std::string& value) {
-    if (!value.empty() && !ids.contains(key)) ids[key] = value;
 }
 
 std::string escaped(const std::string& value) {
@@ -143,36 +136,6 @@ std::vector<Author> authors_of(const nlohmann::json& extra) {
     if (const json* a = find_key(extra, {"authors_parsed"}); a && a->is_array()) return from_parsed(*a);
     if (const json* a = find_key(extra, {"authorships"}); a && a->is_array()) return from_authorships(*a);
     return {};
-}
-
-nlohmann::ordered_json external_ids(const Paper& paper, const nlohmann::json& extra, const std::string& format) {
-    ordered_json ids = ordered_json::object();
-    if (const json* given = find_key(extra, {"externalids", "externalIds"}); given && given->is_object()) {
-        for (const auto& [key, value] : given->items()) {
-            if (value.is_string() && !value.get<std::string>().empty()) ids[key] = value.get<std::string>();
-            else if (value.is_number_integer()) ids[key] = value.get<long long>();
-        }
-    }
-    set_if_absent(ids, "DOI", without_prefix(text_of(find_key(extra, {"doi"})),
-                                             {"https://doi.org/", "http://doi.org/", "http://dx.doi.org/", "doi:"}));
-    set_if_absent(ids, "PubMed", text_of(find_key(extra, {"pmid"})));
-    set_if_absent(ids, "PubMedCentral", text_of(find_key(extra, {"pmc", "pmcid"})));
-    set_if_absent(ids, "ArXiv", text_of(find_key(extra, {"arxiv_id", "arxiv"})));
-    if (ids.contains("CorpusId") && ids["CorpusId"].is_string()) {  // the API answers it as a number
-        const std::string given = ids["CorpusId"].get<std::string>();
-        if (!given.empty() && given.size() < 19 && given.find_first_not_of("0123456789") == std::string::npos)
-            ids["CorpusId"] = std::stoll(given);
-    }
-    if (format == "s2" && !ids.contains("CorpusId")) {
-        try {
-            ids["CorpusId"] = std::stoll(paper.id);
-        } catch (const std::exception&) {
-            ids["CorpusId"] = paper.id;
-        }
-    }
-    if (format == "pubmed") set_if_absent(ids, "PubMed", paper.id);
-    if (format == "arxiv") set_if_absent(ids, "ArXiv", paper.id);
-    return ids;
 }
 
 std::string url_of(const nlohmann::json& extra, const nlohmann::ordered_json& ids) {

@@ -1,5 +1,5 @@
 // What the Semantic Scholar paper fields are made of, read from a corpus paper's record: its
-// authors, its ids in other catalogues, a URL and a BibTeX entry. Each reads the keys the
+// authors, a URL and a BibTeX entry (its ids in other catalogues: server/paper_ids.hpp). Each reads the keys the
 // importers keep in the record's `extra` object (docs/formats.md) and gives "" or an empty list
 // for what the record does not hold; nothing is guessed.
 #pragma once
@@ -15,7 +15,9 @@ namespace novelty::host::s2 {
 
 struct Author {
     std::string name;
-    std::string author_id;  ///< "" when the record gives none
+    /// "" when the record gives none; an OpenAlex author URL is kept as its last segment ("A123"),
+    /// so that it can stand in a path (/author/{id}).
+    std::string author_id;
 };
 
 /// The authors, in the record's order, from `authors` (a list of {"name", "authorId"} objects or of
@@ -23,12 +25,6 @@ struct Author {
 /// snapshot's [last, first, suffix] lists) or `authorships` (OpenAlex's {"author": {"display_name",
 /// "id"}}). Empty when none of them is there.
 std::vector<Author> authors_of(const nlohmann::json& extra);
-
-/// The paper's ids elsewhere, with the API's keys: from the record's `externalids`
-/// (`externalIds`) object (null values left out), its `doi` (a https://doi.org/ prefix removed),
-/// `pmid`, `pmc` and `arxiv_id`, and its own id where the import format says what it is (`s2`:
-/// CorpusId; `pubmed`: PubMed; `arxiv`: ArXiv). An empty object when none is known.
-nlohmann::ordered_json external_ids(const Paper& paper, const nlohmann::json& extra, const std::string& format);
 
 /// The record's `url` when it is a string; else a link made from its DOI, arXiv id or PMID (in
 /// that order of preference); else "".

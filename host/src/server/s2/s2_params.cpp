@@ -10,20 +10,6 @@ namespace novelty::host::s2 {
 
 namespace {
 
-std::vector<std::string> comma_list(const std::string& value) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= value.size()) {
-        const std::size_t comma = std::min(value.find(',', start), value.size());
-        std::string item = value.substr(start, comma - start);
-        item.erase(0, item.find_first_not_of(' '));
-        item.erase(item.find_last_not_of(' ') + 1);
-        if (!item.empty()) out.push_back(item);
-        start = comma + 1;
-    }
-    return out;
-}
-
 std::optional<PartialDate> year_of(const std::string& name, const std::string& value, const std::string& text) {
     if (text.empty()) return std::nullopt;
     if (text.size() != 4 || !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
@@ -44,6 +30,20 @@ void check_order(const std::string& name, const std::string& value, const DateRa
 }
 
 }  // namespace
+
+std::vector<std::string> comma_items(const std::string& value) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= value.size()) {
+        const std::size_t comma = std::min(value.find(',', start), value.size());
+        std::string item = value.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) out.push_back(item);
+        start = comma + 1;
+    }
+    return out;
+}
 
 std::optional<std::string> param(const Params& params, const std::string& name) {
     auto [begin, end] = params.equal_range(name);
@@ -118,8 +118,8 @@ std::optional<PartialDate> period_before(const PartialDate& from) {
 
 PaperFilter metadata_filter(const Params& params) {
     PaperFilter f;
-    if (const auto v = param(params, "venue")) f.venues = comma_list(*v);
-    if (const auto v = param(params, "fieldsOfStudy")) f.fields = comma_list(*v);
+    if (const auto v = param(params, "venue")) f.venues = comma_items(*v);
+    if (const auto v = param(params, "fieldsOfStudy")) f.fields = comma_items(*v);
     if (param(params, "minCitationCount"))
         f.min_citations = static_cast<std::int64_t>(count_param(params, "minCitationCount", 0, 0, 999999999));
     return f;

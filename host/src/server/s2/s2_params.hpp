@@ -11,11 +11,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace novelty::host::s2 {
 
 /// The request's query parameters (cpp-httplib's Params).
 using Params = std::multimap<std::string, std::string>;
+
+/// A comma-separated value's trimmed, non-empty items, in order.
+std::vector<std::string> comma_items(const std::string& value);
 
 /// The parameter's value (its last one when repeated); nullopt when absent.
 std::optional<std::string> param(const Params& params, const std::string& name);

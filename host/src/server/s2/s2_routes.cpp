@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <memory>
 
 namespace novelty::host::s2 {
 
@@ -85,26 +86,46 @@ void not_allowed(httplib::Server& http, const S2Hooks& hooks, const std::string&
 }  // namespace
 
 void add_s2_routes(httplib::Server& http, const S2Hooks& hooks) {
-    ServerEngine& engine = *hooks.engine;
-    route_get(http, hooks, "/graph/v1/paper/search/match", "s2_match",
-        [&engine](const httplib::Request& req, const std::string&) { return paper_match(engine, req.params); });
-    not_allowed(http, hooks, "/graph/v1/paper/search/match", "s2_match", "GET");
-    route_get(http, hooks, "/graph/v1/paper/search", "s2_search",
-        [&engine](const httplib::Request& req, const std::string&) { return paper_search(engine, req.params); });
-    not_allowed(http, hooks, "/graph/v1/paper/search", "s2_search", "GET");
-    route_post(http, hooks, "/graph/v1/paper/batch", "s2_batch", [&engine](const httplib::Request& req, const std::string& body) {
-        return paper_batch(engine, body, req.params);
+    // One S2Corpus for the server's life: the catalogue and the text index are built once.
+    auto corpus = std::make_shared<S2Corpus>(*hooks.engine);
+    const auto get = [&](const std::string& path, const std::string& endpoint,
+                         std::function<Reply(S2Corpus&, const httplib::Request&)> f) {
+        route_get(http, hooks, path, endpoint, [corpus, f](const httplib::Request& req, const std::string&) { return f(*corpus, req); });
+        not_allowed(http, hooks, path, endpoint, "GET");
+    };
+    const auto post = [&](const std::string& path, const std::string& endpoint,
+                          std::function<Reply(S2Corpus&, const httplib::Request&, const std::string&)> f) {
+        route_post(http, hooks, path, endpoint,
+                   [corpus, f](const httplib::Request& req, const std::string& body) { return f(*corpus, req, body); });
+        not_allowed(http, hooks, path, endpoint, "POST");
+    };
+    // cpp-httplib takes the first pattern that matches: the fixed paths before /paper/{id}.
+    get("/graph/v1/paper/search/match", "s2_match", [](S2Corpus& c, const httplib::Request& r) { return paper_match(c, r.params); });
+    get("/graph/v1/paper/search/bulk", "s2_bulk", [](S2Corpus& c, const httplib::Request& r) { return paper_bulk_search(c, r.params); });
+    get("/graph/v1/paper/search", "s2_search", [](S2Corpus& c, const httplib::Request& r) { return paper_search(c, r.params); });
+    get("/graph/v1/paper/autocomplete", "s2_autocomplete",
+        [](S2Corpus& c, const httplib::Request& r) { return paper_autocomplete(c, r.params); });
+    post("/graph/v1/paper/batch", "s2_batch",
+         [](S2Corpus& c, const httplib::Request& r, const std::string& body) { return paper_batch(c, body, r.params); });
+    get(R"(/graph/v1/paper/(.+)/citations)", "s2_citations",
+        [](S2Corpus& c, const httplib::Request& r) { return paper_citations(c, r.matches[1], r.params); });
+    get(R"(/graph/v1/paper/(.+)/references)", "s2_references",
+        [](S2Corpus& c, const httplib::Request& r) { return paper_references(c, r.matches[1], r.params); });
+    get(R"(/graph/v1/paper/(.+)/authors)", "s2_paper_authors",
+        [](S2Corpus& c, const httplib::Request& r) { return paper_authors(c, r.matches[1], r.params); });
+    get(R"(/graph/v1/paper/(.+))", "s2_paper", [](S2Corpus& c, const httplib::Request& r) { return paper_details(c, r.matches[1], r.params); });
+    get("/graph/v1/author/search", "s2_author_search", [](S2Corpus& c, const httplib::Request& r) { return author_search(c, r.params); });
+    post("/graph/v1/author/batch", "s2_author_batch",
+         [](S2Corpus& c, const httplib::Request& r, const std::string& body) { return author_batch(c, body, r.params); });
+    get(R"(/graph/v1/author/([^/]+)/papers)", "s2_author_papers",
+        [](S2Corpus& c, const httplib::Request& r) { return author_papers(c, r.matches[1], r.params); });
+    get(R"(/graph/v1/author/([^/]+))", "s2_author", [](S2Corpus& c, const httplib::Request& r) { return author_details(c, r.matches[1], r.params); });
+    get("/graph/v1/snippet/search", "s2_snippets", [](S2Corpus& c, const httplib::Request& r) { return snippet_search(c, r.params); });
+    get(R"(/recommendations/v1/papers/forpaper/(.+))", "s2_recommendations",
+        [](S2Corpus& c, const httplib::Request& r) { return recommendations(c, r.matches[1], r.params); });
+    post(R"(/recommendations/v1/papers/?)", "s2_recommendations_lists", [](S2Corpus& c, const httplib::Request& r, const std::string& body) {
+        return recommendations_from_lists(c, body, r.params);
     });
-    not_allowed(http, hooks, "/graph/v1/paper/batch", "s2_batch", "POST");
-    route_get(http, hooks, R"(/graph/v1/paper/(.+))", "s2_paper", [&engine](const httplib::Request& req, const std::string&) {
-        return paper_details(engine, req.matches[1], req.params);
-    });
-    not_allowed(http, hooks, R"(/graph/v1/paper/(.+))", "s2_paper", "GET");
-    route_get(http, hooks, R"(/recommendations/v1/papers/forpaper/(.+))", "s2_recommendations",
-        [&engine](const httplib::Request& req, const std::string&) {
-            return recommendations(engine, req.matches[1], req.params);
-        });
-    not_allowed(http, hooks, R"(/recommendations/v1/papers/forpaper/(.+))", "s2_recommendations", "GET");
 }
 
 }  // namespace novelty::host::s2
