@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace novelty {
 
@@ -112,34 +113,61 @@ float float_at_most(double value) {
 
 ScreenedCollector::ScreenedCollector(ScoredRow* storage, std::size_t k, double spread)
     : heap_(storage, k), storage_(storage), k_(k), spread_(spread), threshold_(negative_infinity),
-      prune_at_(2 * k + 32) {}
+      prune_at_(2 * k + 32), floor_(negative_infinity) {}
+
+void ScreenedCollector::bound_memory(const ExactScorer* scorer, std::int64_t query) {
+    scorer_ = scorer;
+    query_ = query;
+}
 
 void ScreenedCollector::refresh_threshold(float kth_best) {
-    threshold_ = kth_best == negative_infinity ? negative_infinity
-                                               : float_at_most(static_cast<double>(kth_best) - spread_);
+    const float screened = kth_best == negative_infinity ? negative_infinity
+                                                         : float_at_most(static_cast<double>(kth_best) - spread_);
+    threshold_ = std::max(screened, floor_);
 }
 
 void ScreenedCollector::push(float sim, std::int64_t row) {
     if (sim < threshold_) return;
+    if (scorer_ && kept_.capacity() < prune_at_) kept_.reserve(prune_at_);
     kept_.push_back(ScoredRow{sim, static_cast<std::int32_t>(row)});
     const float before = heap_.threshold();
     heap_.push(sim, row);
     if (heap_.threshold() != before) refresh_threshold(heap_.threshold());
-    if (kept_.size() >= prune_at_) prune();
+    if (kept_.size() >= prune_at_) prune(true);
 }
 
-// Drops the kept offers below the threshold; when most survive, waits for twice as many.
-void ScreenedCollector::prune() {
+// Drops the kept offers below the threshold; when most survive, keeps the exact best k of them
+// (bounded) or waits for twice as many.
+void ScreenedCollector::prune(bool may_compact) {
     const float cut = threshold_;
     kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [cut](const ScoredRow& r) { return r.sim < cut; }),
                 kept_.end());
-    if (kept_.size() > prune_at_ / 2) prune_at_ *= 2;
+    if (kept_.size() <= prune_at_ / 2 || !may_compact) return;
+    if (scorer_) keep_exact_best();
+    else prune_at_ *= 2;
+}
+
+void ScreenedCollector::keep_exact_best() {
+    thread_local std::vector<std::pair<float, ScoredRow>> scored;
+    scored.clear();
+    for (const ScoredRow& r : kept_) scored.emplace_back(scorer_->exact(query_, r.row), r);
+    if (scored.size() <= k_) return;
+    // The merge rule: exact similarity descending, then lower row.
+    const auto before = [](const std::pair<float, ScoredRow>& a, const std::pair<float, ScoredRow>& b) {
+        return a.first > b.first || (a.first == b.first && a.second.row < b.second.row);
+    };
+    const auto kth = scored.begin() + static_cast<std::ptrdiff_t>(k_ - 1);
+    std::nth_element(scored.begin(), kth, scored.end(), before);
+    kept_.clear();
+    for (auto it = scored.begin(); it <= kth; ++it) kept_.push_back(it->second);
+    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth->first) - spread_ / 2));
+    threshold_ = std::max(threshold_, floor_);
 }
 
 std::vector<ScoredRow>& ScreenedCollector::finish() {
     const std::size_t n_best = heap_.sort_best_first();
     if (n_best == k_) refresh_threshold(storage_[k_ - 1].sim);
-    prune();
+    prune(false);
     return kept_;
 }
 
