@@ -114,7 +114,11 @@ void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels
 void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                            std::size_t panels, std::size_t out, float* y) {
     if (bf16_kernel_available() && bf16_kernel_runs()) {
-        bf16_gemm_avx512_raw(xw, n, words, pairs, panels, out, nullptr, y);
+        std::size_t done = 0;
+        if (cpu_path() == CpuPath::amx && cpu_features().amx_bf16)
+            done = bf16_gemm_amx_raw(xw, n, words, pairs, panels, out, y);
+        if (done < n)
+            bf16_gemm_avx512_raw(xw + done * pairs, n - done, words, pairs, panels, out, nullptr, y + done * out);
     } else {
         PortableOps ops{y, out, nullptr};
         packed_gemm_with(ops, xw, n, words, pairs, panels, out);

@@ -67,7 +67,10 @@ void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels
 /// The same products against `panels` consecutive panels starting at `words` (a slice of
 /// Bf16Panels::words beginning at a panel, each panel `pairs` x 16 words): y[n x out] with row
 /// stride `out` (16 panels >= out > 16 (panels - 1)), no bias. By the AVX512-BF16 kernel when
-/// bf16_kernel_available(), else by the portable loop (slow; same sums).
+/// bf16_kernel_available(), with AMX-BF16 tiles for whole tiles of 16 rows of x on the amx path
+/// of a CPU with AMX-BF16 (float32 sums of the same exact products in another order: the last
+/// bits may differ from the other kernels'; the bf16 screen allows for any order), else by the
+/// portable loop (slow; same sums as the AVX512-BF16 kernel).
 void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                            std::size_t panels, std::size_t out, float* y);
 

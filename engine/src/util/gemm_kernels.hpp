@@ -1,5 +1,5 @@
 // The entry points of the files compiled for one instruction set (bf16_gemm_avx512.cpp,
-// int8_gemm_amx.cpp, int8_gemm_vnni.cpp, int8_gemm_avxvnni.cpp, int8_gemm_avx2.cpp), called only
+// bf16_gemm_amx.cpp, int8_gemm_amx.cpp, int8_gemm_vnni.cpp, int8_gemm_avxvnni.cpp, int8_gemm_avx2.cpp), called only
 // when cpu_path() says the CPU runs it (bf16_gemm.cpp, int8_gemm.cpp; novelty/util/cpu_path.hpp).
 // Raw arrays only; see bf16_gemm.hpp and int8_gemm.hpp for what they compute.
 #pragma once
@@ -15,6 +15,14 @@ bool bf16_avx512_compiled();
 /// of `pairs` x 16 words, y has `out` columns.
 void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                           std::size_t panels, std::size_t out, const float* bias, float* y);
+
+/// Whether bf16_gemm_amx.cpp was compiled with its kernel.
+bool bf16_amx_compiled();
+/// The bf16 screen's products (bf16_gemm_panel_range, no bias) by AMX-BF16 tiles for the first n
+/// rounded down to a multiple of 16 rows of x; returns how many rows it did, the caller does the
+/// others. The sums' order differs from the AVX512-BF16 kernel's (so may their last bits).
+std::size_t bf16_gemm_amx_raw(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
+                              std::size_t panels, std::size_t out, float* y);
 
 /// Whether int8_gemm_vnni.cpp was compiled with the kernel (x86-64 with GCC or Clang).
 bool int8_vnni_compiled();

@@ -285,6 +285,37 @@ TEST(Bf16, Avx512KernelEqualsPortableKernel) {
     std::printf("AVX512-BF16 kernel: %zu of %zu outputs bit-equal to the portable kernel\n", equal, total);
 }
 
+// The bf16 screen's products (bf16_gemm_panel_range) on each CPU path the CPU runs: AMX-BF16 tiles
+// for whole tiles of 16 rows on amx (another order of the sums), vdpbf16ps, or the portable loop;
+// float32 sums of the exact bf16 products, so near the exact sum. Rows in whole tiles and past
+// them, pairs in whole tiles (16) and past them.
+class Bf16PanelPath : public testing::TestWithParam<CpuPath> {};
+
+TEST_P(Bf16PanelPath, ProductsAreNearTheExactSums) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
+    std::uint32_t seed = 300;
+    for (const Shape& s : {Shape{64, 384, 96}, Shape{48, 200, 40}, Shape{33, 1536, 17}, Shape{16, 32, 64},
+                           Shape{19, 37, 45}, Shape{1, 1, 1}}) {
+        const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++);
+        const Bf16Panels panels = pack_bf16_panels(w.data(), s.out, s.in);
+        std::vector<std::uint32_t> xw(s.n * panels.pairs);
+        pack_bf16_rows(x.data(), s.n, s.in, xw.data());
+        std::vector<float> y(s.n * s.out + 1, -7.0f);
+        bf16_gemm_panel_range(xw.data(), s.n, panels.words.data(), panels.pairs, panels.panels, s.out, y.data());
+        EXPECT_EQ(y.back(), -7.0f) << "the kernel wrote past y";
+        y.pop_back();
+        std::vector<double> want, scale;
+        reference(s, x, w, {}, want, scale);
+        expect_near_reference(y, want, scale, s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCpuPath, Bf16PanelPath,
+                         testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
+                         [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
+
 TEST(EncoderPrecision, Names) {
     EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
     EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
