@@ -78,15 +78,16 @@ SelfJoin join_from_collectors(const VectorView& corpus, std::vector<ScreenedColl
 // exact_dot of two corpus rows, as join_from_collectors re-scores them (f16 rows widened).
 class CorpusRowScorer final : public ExactScorer {
 public:
-    explicit CorpusRowScorer(const VectorView& corpus) : corpus_(corpus) {}
+    explicit CorpusRowScorer(const VectorView& corpus) : corpus_(corpus), dot_(exact_dot_for_cpu()) {}
     float exact(std::int64_t query, std::int64_t row) const override {
         thread_local std::vector<float> query_buffer, row_buffer;
-        return exact_dot(row_as_f32(corpus_, static_cast<std::size_t>(query), query_buffer),
+        return dot_(row_as_f32(corpus_, static_cast<std::size_t>(query), query_buffer),
                          row_as_f32(corpus_, static_cast<std::size_t>(row), row_buffer), corpus_.dim);
     }
 
 private:
     const VectorView& corpus_;
+    ExactDotFn dot_;
 };
 
 // One collector per row of the prefix, each keeping the candidates screen_margin cannot rule out
