@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 
 namespace novelty {
 
@@ -147,20 +146,39 @@ void ScreenedCollector::prune(bool may_compact) {
     else prune_at_ *= 2;
 }
 
+namespace {
+
+// The offers kept by keep_exact_best hold their exact similarity, marked by this bit of the row
+// (rows are below 2^31). Pruning compares it with the screened threshold too, which is safe: a row
+// of the final top k has exact >= the final exact k-th >= the screened k-th - margin, above
+// every threshold (screened k-th - 2 margin, exact k-th so far - margin).
+constexpr std::uint32_t exact_mark = 0x80000000u;
+
+bool has_exact(const ScoredRow& r) { return (static_cast<std::uint32_t>(r.row) & exact_mark) != 0; }
+
+std::int32_t row_of(const ScoredRow& r) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(r.row) & ~exact_mark);
+}
+
+}  // namespace
+
 void ScreenedCollector::keep_exact_best() {
-    thread_local std::vector<std::pair<float, ScoredRow>> scored;
-    scored.clear();
-    for (const ScoredRow& r : kept_) scored.emplace_back(scorer_->exact(query_, r.row), r);
-    if (scored.size() <= k_) return;
+    // Each offer's exact similarity, computed once: the rows kept by an earlier call have it.
+    for (ScoredRow& r : kept_) {
+        if (has_exact(r)) continue;
+        r.sim = scorer_->exact(query_, r.row);
+        r.row = static_cast<std::int32_t>(static_cast<std::uint32_t>(r.row) | exact_mark);
+    }
+    if (kept_.size() <= k_) return;
     // The merge rule: exact similarity descending, then lower row.
-    const auto before = [](const std::pair<float, ScoredRow>& a, const std::pair<float, ScoredRow>& b) {
-        return a.first > b.first || (a.first == b.first && a.second.row < b.second.row);
+    const auto before = [](const ScoredRow& a, const ScoredRow& b) {
+        return a.sim > b.sim || (a.sim == b.sim && row_of(a) < row_of(b));
     };
-    const auto kth = scored.begin() + static_cast<std::ptrdiff_t>(k_ - 1);
-    std::nth_element(scored.begin(), kth, scored.end(), before);
-    kept_.clear();
-    for (auto it = scored.begin(); it <= kth; ++it) kept_.push_back(it->second);
-    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth->first) - spread_ / 2));
+    const auto kth = kept_.begin() + static_cast<std::ptrdiff_t>(k_ - 1);
+    std::nth_element(kept_.begin(), kth, kept_.end(), before);
+    const float kth_exact = kth->sim;
+    kept_.resize(k_);
+    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth_exact) - spread_ / 2));
     threshold_ = std::max(threshold_, floor_);
 }
 
@@ -168,6 +186,7 @@ std::vector<ScoredRow>& ScreenedCollector::finish() {
     const std::size_t n_best = heap_.sort_best_first();
     if (n_best == k_) refresh_threshold(storage_[k_ - 1].sim);
     prune(false);
+    for (ScoredRow& r : kept_) r.row = row_of(r);
     return kept_;
 }
 
