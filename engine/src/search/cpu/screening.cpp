@@ -162,24 +162,42 @@ std::int32_t row_of(const ScoredRow& r) {
 
 }  // namespace
 
-void ScreenedCollector::keep_exact_best() {
-    // Each offer's exact similarity, computed once: the rows kept by an earlier call have it.
-    for (ScoredRow& r : kept_) {
-        if (has_exact(r)) continue;
-        r.sim = scorer_->exact(query_, r.row);
-        r.row = static_cast<std::int32_t>(static_cast<std::uint32_t>(r.row) | exact_mark);
+void ScreenedCollector::rescore_first(std::size_t count) {
+    for (auto it = kept_.begin(); it != kept_.begin() + static_cast<std::ptrdiff_t>(count); ++it) {
+        if (has_exact(*it)) continue;
+        it->sim = scorer_->exact(query_, it->row);
+        it->row = static_cast<std::int32_t>(static_cast<std::uint32_t>(it->row) | exact_mark);
     }
-    if (kept_.size() <= k_) return;
-    // The merge rule: exact similarity descending, then lower row.
+}
+
+// Raises the threshold to float_at_most(e - margin), where e is the exact k-th best of the first
+// `count` (>= k) kept offers, all re-scored: k rows have exact >= e, so the final k-th is >= e and
+// a row of the final top k has screened >= e - margin.
+void ScreenedCollector::raise_floor_to_kth_of_first(std::size_t count) {
     const auto before = [](const ScoredRow& a, const ScoredRow& b) {
-        return a.sim > b.sim || (a.sim == b.sim && row_of(a) < row_of(b));
+        return a.sim > b.sim || (a.sim == b.sim && row_of(a) < row_of(b));  // the merge rule
     };
     const auto kth = kept_.begin() + static_cast<std::ptrdiff_t>(k_ - 1);
-    std::nth_element(kept_.begin(), kth, kept_.end(), before);
-    const float kth_exact = kth->sim;
-    kept_.resize(k_);
-    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth_exact) - spread_ / 2));
+    std::nth_element(kept_.begin(), kth, kept_.begin() + static_cast<std::ptrdiff_t>(count), before);
+    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth->sim) - spread_ / 2));
     threshold_ = std::max(threshold_, floor_);
+}
+
+// First the best k + 16 offers by their similarity so far are re-scored and the threshold raised
+// by their exact k-th, which drops most offers without re-scoring them; when that leaves more than
+// half the room, every offer is re-scored and only the exact top k kept.
+void ScreenedCollector::keep_exact_best() {
+    const std::size_t first = std::min(kept_.size(), k_ + 16);
+    if (first < k_) return;
+    std::nth_element(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(first - 1), kept_.end(),
+                     [](const ScoredRow& a, const ScoredRow& b) { return a.sim > b.sim; });
+    rescore_first(first);
+    raise_floor_to_kth_of_first(first);
+    prune(false);
+    if (kept_.size() <= prune_at_ / 2) return;
+    rescore_first(kept_.size());
+    raise_floor_to_kth_of_first(kept_.size());
+    kept_.resize(k_);  // the exact top k, first after raise_floor_to_kth_of_first's partition
 }
 
 std::vector<ScoredRow>& ScreenedCollector::finish() {

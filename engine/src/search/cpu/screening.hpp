@@ -112,6 +112,8 @@ private:
     void refresh_threshold(float kth_best);
     void prune(bool may_compact);
     void keep_exact_best();
+    void rescore_first(std::size_t count);
+    void raise_floor_to_kth_of_first(std::size_t count);
 
     TopKCollector heap_;
     ScoredRow* storage_;
