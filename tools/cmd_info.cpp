@@ -1,8 +1,10 @@
-// novelty info: the build (version, CUDA compiled in or not) and the devices present.
+// novelty info: the build (version, CUDA compiled in or not), the CPU kernels' path and the devices
+// present.
 #include "cli_common.hpp"
 
 #include "novelty/search/backends.hpp"
 #include "novelty/search/devices.hpp"
+#include "novelty/util/cpu_path.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,8 @@ int run_info(bool json) {
     if (json) {
         nlohmann::json j;
         j["version"] = NOVELTY_VERSION;
+        j["cpu_path"] = cpu_path_name(cpu_path());
+        j["cpu_path_reason"] = cpu_path_reason();
         j["cuda_compiled"] = cuda_compiled();
         j["cuda_architectures"] = cuda_architectures();
         j["cuda_versions"] = cuda_versions();
@@ -34,6 +38,7 @@ int run_info(bool json) {
         return exit_ok;
     }
     std::printf("novelty %s\n", NOVELTY_VERSION);
+    std::printf("cpu path    %s (%s)\n", cpu_path_name(cpu_path()), cpu_path_reason().c_str());
     if (!cuda_compiled()) {
         std::printf("cuda        not compiled in (CPU-only build; rebuild with -DNOVELTY_CUDA=ON for the CUDA backend)\n");
         return exit_ok;
@@ -53,7 +58,7 @@ int run_info(bool json) {
 
 void add_info_command(CLI::App& app, int& exit_code) {
     auto json = std::make_shared<bool>(false);
-    CLI::App* info = app.add_subcommand("info", "Show the build (version, CUDA compiled in or not, architectures) and the CUDA devices present");
+    CLI::App* info = app.add_subcommand("info", "Show the build (version, CUDA compiled in or not, architectures), the CPU kernels' path and the CUDA devices present");
     info->add_flag("--json", *json, "Print as JSON");
     info->callback([json, &exit_code] { exit_code = run_guarded([&] { return run_info(*json); }); });
 }

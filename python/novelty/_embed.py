@@ -60,8 +60,9 @@ class Embedder:
     built-in CPU encoder's linear layers, "auto" (the fastest that meets the accuracy bar on this
     CPU; f32 on every CPU measured so far), "f32" (the reference), "bf16" (bf16 weights and
     activations, float32 sums) or "int8" (int8 query, key, attention-output and first feed-forward
-    layers, bf16 for the rest); bf16 and int8 give the same vectors, no faster, on a CPU without
-    AVX512-BF16 / AVX512-VNNI (docs/encoder.md); novelty.UsageError for another name.
+    layers, bf16 for the rest); int8 runs on the CPU path's int8 kernel (AMX, AVX512-VNNI, AVX-VNNI or
+    AVX2) and bf16 on AVX512-BF16, and both give the same vectors, no faster, without them
+    (docs/encoder.md); novelty.UsageError for another name.
     """
 
     def __init__(

@@ -1,9 +1,12 @@
 // The `novelty` executable: help texts, exit codes and the corpus commands end to end.
 #include "novelty/io/npy.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <cstdlib>
 
 using novelty::test::fixture;
 using novelty::test::run_cli;
@@ -108,4 +111,35 @@ TEST(Cli, InfoReportsTheBuild) {
     EXPECT_FALSE(j["cuda_compiled"].get<bool>());
     EXPECT_NE(run_cli("info").out.find("not compiled in"), std::string::npos);
 #endif
+}
+
+// `novelty info` names the CPU kernels' path; NOVELTY_CPU_PATH forces a lower one, and a name it
+// does not know, or a path above this CPU's, is refused naming the variable.
+TEST(Cli, InfoNamesTheCpuPathAndTheSwitchForcesIt) {
+    const char* set = std::getenv("NOVELTY_CPU_PATH");
+    const std::string saved = set ? set : "";
+    unsetenv("NOVELTY_CPU_PATH");
+    const auto info = run_cli("info --json");
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const auto j = nlohmann::json::parse(info.out);
+    using novelty::CpuPath;
+    const CpuPath best = novelty::best_cpu_path(novelty::cpu_features());
+    EXPECT_EQ(j["cpu_path"].get<std::string>(), novelty::cpu_path_name(best));
+    EXPECT_NE(run_cli("info").out.find(std::string("cpu path    ") + novelty::cpu_path_name(best)), std::string::npos);
+    setenv("NOVELTY_CPU_PATH", "f32", 1);
+    const auto forced = nlohmann::json::parse(run_cli("info --json").out);
+    EXPECT_EQ(forced["cpu_path"].get<std::string>(), "f32");
+    EXPECT_NE(forced["cpu_path_reason"].get<std::string>().find("NOVELTY_CPU_PATH"), std::string::npos);
+    setenv("NOVELTY_CPU_PATH", "sse9", 1);
+    const auto unknown = run_cli("info");
+    EXPECT_NE(unknown.exit_code, 0);
+    EXPECT_NE(unknown.err.find("NOVELTY_CPU_PATH=sse9"), std::string::npos) << unknown.err;
+    if (best < CpuPath::amx) {
+        setenv("NOVELTY_CPU_PATH", "amx", 1);
+        const auto above = run_cli("info");
+        EXPECT_NE(above.exit_code, 0);
+        EXPECT_NE(above.err.find("this CPU does not run"), std::string::npos) << above.err;
+    }
+    if (set) setenv("NOVELTY_CPU_PATH", saved.c_str(), 1);
+    else unsetenv("NOVELTY_CPU_PATH");
 }

@@ -4,6 +4,7 @@
 
 #include "encoder/fast_math.hpp"
 #include "encoder/safetensors.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 
 #include <cblas.h>
@@ -258,15 +259,16 @@ void BertModel::set_linear_precision(LinearPrecision precision, unsigned int8_la
     if (precision == precision_) return;
     if (precision_ != LinearPrecision::f32)
         throw UsageError("the encoder's linear precision is set once (its float32 weights are released)");
-    if (precision == LinearPrecision::bf16_avx512 && !cpu_has_avx512_bf16())
+    if (precision == LinearPrecision::bf16_avx512 && !bf16_kernel_runs())
         throw Error("bf16 products by AVX512-BF16 were asked for on a CPU without AVX512-BF16");
-    if (precision == LinearPrecision::int8_vnni && !cpu_has_avx512_vnni())
-        throw Error("int8 products by AVX512-VNNI were asked for on a CPU without AVX512-VNNI");
+    if (precision == LinearPrecision::int8_kernel && !int8_kernel_available())
+        throw Error(std::string("int8 products by a kernel were asked for on the CPU path ") +
+                    cpu_path_name(cpu_path()) + ", which has none");
     using Kind = NarrowLinear::Kind;
-    const bool int8 = precision == LinearPrecision::int8_vnni || precision == LinearPrecision::int8_float32;
-    const Int8Path int8_path = precision == LinearPrecision::int8_vnni ? Int8Path::vnni : Int8Path::float32;
+    const bool int8 = precision == LinearPrecision::int8_kernel || precision == LinearPrecision::int8_float32;
+    const Int8Path int8_path = precision == LinearPrecision::int8_kernel ? Int8Path::vnni : Int8Path::float32;
     // Both int8 paths give their bf16 layers the CPU's best bf16 path, so that they agree bit for bit.
-    const Kind bf16_kind = precision == LinearPrecision::bf16_avx512 || (int8 && cpu_has_avx512_bf16())
+    const Kind bf16_kind = precision == LinearPrecision::bf16_avx512 || (int8 && bf16_kernel_available())
                                ? Kind::bf16_avx512
                                : Kind::bf16_float32;
     auto kind_of = [&](LinearLayer which) { return int8 && (int8_layers & which) ? Kind::int8 : bf16_kind; };

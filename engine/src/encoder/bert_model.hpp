@@ -53,8 +53,9 @@ enum class LinearPrecision {
     f32,           ///< float32 weights and products (the reference)
     bf16_avx512,   ///< bf16 weights and activations, float32 sums, by vdpbf16ps (AVX512-BF16 CPUs)
     bf16_float32,  ///< the same bf16-rounded operands through float32 sgemm (any CPU; not faster)
-    int8_vnni,     ///< int8 (int8_gemm.hpp) for the layers int8_linear_layers names, by vpdpbusd
-                   ///< (AVX512-VNNI CPUs); bf16 for the others, by the best bf16 path of the CPU
+    int8_kernel,   ///< int8 (int8_gemm.hpp) for the layers int8_linear_layers names, by the int8
+                   ///< kernel of the CPU path (AMX, AVX512-VNNI, AVX-VNNI or AVX2; cpu_path.hpp);
+                   ///< bf16 for the others, by the CPU path's bf16 products
     int8_float32,  ///< the same integer sums through float32 sgemm (any CPU; not faster)
 };
 
@@ -97,7 +98,7 @@ public:
     /// bf16 and int8 release their float32 copies (layers() then holds only the biases and
     /// LayerNorms). Under int8, the layers in `int8_layers` (LinearLayer bits) are int8 and the
     /// others bf16. Throws UsageError when called twice with different precisions, Error for
-    /// bf16_avx512 on a CPU without AVX512-BF16 and int8_vnni on one without AVX512-VNNI.
+    /// bf16_avx512 on a CPU without AVX512-BF16 and int8_kernel on a CPU path without an int8 kernel (f32).
     void set_linear_precision(LinearPrecision precision, unsigned int8_layers = 0);
     LinearPrecision linear_precision() const { return precision_; }
 

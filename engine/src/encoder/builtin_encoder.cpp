@@ -8,6 +8,7 @@
 #include "encoder/precision_bar.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/search/devices.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 #include "util/parallel_for.hpp"
 
@@ -45,10 +46,10 @@ public:
           precision_(resolve_encoder_precision(options.precision)) {
         encoder::check_lengths(model_dir, tokenizer_, model_.config());
         if (precision_ == "bf16")
-            model_.set_linear_precision(cpu_has_avx512_bf16() ? encoder::LinearPrecision::bf16_avx512
+            model_.set_linear_precision(bf16_kernel_available() ? encoder::LinearPrecision::bf16_avx512
                                                                        : encoder::LinearPrecision::bf16_float32);
         if (precision_ == "int8")
-            model_.set_linear_precision(cpu_has_avx512_vnni() ? encoder::LinearPrecision::int8_vnni
+            model_.set_linear_precision(int8_kernel_available() ? encoder::LinearPrecision::int8_kernel
                                                               : encoder::LinearPrecision::int8_float32,
                                         encoder::int8_linear_layers);
     }

@@ -1,5 +1,6 @@
 #include "encoder/precision_bar.hpp"
 
+#include "novelty/util/cpu_path.hpp"
 #include "util/bf16_gemm.hpp"
 #include "util/int8_gemm.hpp"
 
@@ -7,8 +8,8 @@ namespace novelty::encoder {
 
 std::vector<std::string> precisions_fastest_first() {
     std::vector<std::string> order;
-    if (cpu_has_avx512_vnni()) order.push_back("int8");
-    if (cpu_has_avx512_bf16()) order.push_back("bf16");
+    if (int8_kernel_available()) order.push_back("int8");
+    if (bf16_kernel_available()) order.push_back("bf16");
     order.push_back("f32");
     return order;
 }

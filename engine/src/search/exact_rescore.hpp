@@ -33,6 +33,13 @@ inline float exact_dot(const float* a, const float* b, std::size_t dim) {
     return lane[0];
 }
 
+/// A function computing exact_dot's bits.
+using ExactDotFn = float (*)(const float* a, const float* b, std::size_t dim);
+/// exact_dot on the widest registers of the CPU path (novelty/util/cpu_path.hpp): AVX-512 on amx
+/// and avx512, AVX2 on avxvnni and avx2 (search/exact_dot_simd.hpp), else exact_dot itself; the
+/// same bits on every path. Read once per batch of calls: it asks cpu_path().
+ExactDotFn exact_dot_for_cpu();
+
 /// Rows [first, first + n) of `view` as float32: a pointer into the view when it is float32,
 /// otherwise converted into `buffer`.
 const float* rows_as_f32(const VectorView& view, std::size_t first, std::size_t n, std::vector<float>& buffer);

@@ -1,5 +1,6 @@
 #include "util/bf16_gemm.hpp"
 
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 #include "util/gemm_kernels.hpp"
 
@@ -39,6 +40,7 @@ struct PortableOps {
         float v[16];
     };
     using words = const std::uint32_t*;
+    static constexpr int block_rows = 8;  // as the AVX-512 kernel (the same order of sums)
     float* y;
     std::size_t ldy;
     const float* bias;
@@ -94,19 +96,13 @@ void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t
     }
 }
 
-bool cpu_has_avx512_bf16() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    // libgcc's CPUID check includes the OS's support for the AVX-512 register state (XGETBV).
-    static const bool has = bf16_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
-                            __builtin_cpu_supports("avx512bf16");
-    return has;
-#else
-    return false;
-#endif
+bool bf16_kernel_runs() {
+    const CpuFeatures& f = cpu_features();
+    return bf16_avx512_compiled() && f.avx512f && f.avx512bf16;
 }
 
 void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
-    if (!cpu_has_avx512_bf16()) throw Error("bf16_gemm_avx512: this CPU (or this build) has no AVX512-BF16");
+    if (!bf16_kernel_runs()) throw Error("bf16_gemm_avx512: this CPU (or this build) has no AVX512-BF16");
     bf16_gemm_avx512_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
 }
 
@@ -117,8 +113,12 @@ void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels
 
 void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                            std::size_t panels, std::size_t out, float* y) {
-    if (cpu_has_avx512_bf16()) {
-        bf16_gemm_avx512_raw(xw, n, words, pairs, panels, out, nullptr, y);
+    if (bf16_kernel_available() && bf16_kernel_runs()) {
+        std::size_t done = 0;
+        if (cpu_path() == CpuPath::amx && cpu_features().amx_bf16)
+            done = bf16_gemm_amx_raw(xw, n, words, pairs, panels, out, y);
+        if (done < n)
+            bf16_gemm_avx512_raw(xw + done * pairs, n - done, words, pairs, panels, out, nullptr, y + done * out);
     } else {
         PortableOps ops{y, out, nullptr};
         packed_gemm_with(ops, xw, n, words, pairs, panels, out);

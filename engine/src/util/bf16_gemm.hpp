@@ -3,10 +3,11 @@
 // other (activations, queries) rounded to bfloat16 on the way in, products accumulated in float32
 // (the arithmetic of AVX512-BF16's vdpbf16ps). Internal to the engine.
 //
-// Two ways to compute the same rounded products, chosen by CPUID at run time (never by build
-// flags, so one binary is right on every x86-64 machine):
+// Two ways to compute the same rounded products, chosen at run time by the CPU path
+// (novelty/util/cpu_path.hpp; never by build flags, so one binary is right on every x86-64 machine):
 //   - avx512: a micro-kernel of vdpbf16ps over packed weight panels (bf16_gemm_avx512.cpp), on CPUs
-//     with AVX512-BF16 (Cooper Lake, Sapphire Rapids and later, AMD Zen 4 and later);
+//     with AVX512-BF16 (Cooper Lake, Sapphire Rapids and later, AMD Zen 4 and later) whose path is
+//     avx512 or amx (bf16_kernel_available());
 //   - float32: the rounded operands through OpenBLAS sgemm. The product of two bf16 values is
 //     exact in float32, so this is the same arithmetic up to the order of the sums; it is no
 //     faster than float32 (it exists to give the same vectors, and to test them, everywhere).
@@ -49,13 +50,15 @@ void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, 
 /// xw[r * pairs + p] = bf16(x[r][2p]) | bf16(x[r][2p + 1]) << 16 (zero past an odd `in`).
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw);
 
-/// True when this CPU (and its OS) runs AVX512-BF16 instructions, by CPUID.
-bool cpu_has_avx512_bf16();
+/// True when this CPU (and its OS) runs AVX512-BF16 instructions and the build has the kernel,
+/// whatever the CPU path (bf16_gemm_avx512 needs this; the dispatching calls below
+/// bf16_kernel_available() too).
+bool bf16_kernel_runs();
 
 /// y[n x out] = bf16(x) * bf16(W)^T + bias, float32 sums over the pairs in order (per output:
 /// sum += x[2p+1] w[2p+1], then += x[2p] w[2p], p = 0, 1, ...; then + bias). `xw` is x packed by
 /// pack_bf16_rows; `bias` has w.out values or is null; y has row stride w.out.
-/// bf16_gemm_avx512 needs cpu_has_avx512_bf16() (it throws Error otherwise, and on builds for
+/// bf16_gemm_avx512 needs bf16_kernel_runs() (it throws Error otherwise, and on builds for
 /// other CPUs); bf16_gemm_portable computes the same sums in plain C++ (for tests: slow), so the
 /// two agree bit for bit except where AVX512-BF16 flushes subnormals to zero.
 void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
@@ -64,7 +67,10 @@ void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels
 /// The same products against `panels` consecutive panels starting at `words` (a slice of
 /// Bf16Panels::words beginning at a panel, each panel `pairs` x 16 words): y[n x out] with row
 /// stride `out` (16 panels >= out > 16 (panels - 1)), no bias. By the AVX512-BF16 kernel when
-/// cpu_has_avx512_bf16(), else by the portable loop (slow; same sums).
+/// bf16_kernel_available(), with AMX-BF16 tiles for whole tiles of 16 rows of x on the amx path
+/// of a CPU with AMX-BF16 (float32 sums of the same exact products in another order: the last
+/// bits may differ from the other kernels'; the bf16 screen allows for any order), else by the
+/// portable loop (slow; same sums as the AVX512-BF16 kernel).
 void bf16_gemm_panel_range(const std::uint32_t* xw, std::size_t n, const std::uint32_t* words, std::size_t pairs,
                            std::size_t panels, std::size_t out, float* y);
 

@@ -1,6 +1,6 @@
 // The bf16 GEMM micro-kernel for CPUs with AVX512-BF16 (vdpbf16ps: 32 bf16 products summed into
 // 16 float32 lanes per instruction). Only this file is compiled for that instruction set, by the
-// target pragma below; it is called only after cpu_has_avx512_bf16() said yes (bf16_gemm.cpp),
+// target pragma below; it is called only after bf16_kernel_runs() said yes (bf16_gemm.cpp),
 // so the binary still runs on every x86-64 CPU. Nothing from the standard library is used here
 // (see packed_gemm_kernel.inc).
 #include "util/gemm_kernels.hpp"
@@ -29,6 +29,7 @@ namespace {
 struct Avx512Bf16Ops {
     using acc = __m512;
     using words = __m512i;
+    static constexpr int block_rows = 8;  // 8 x 2 sums in registers
     float* y;
     std::size_t ldy;
     const float* bias;

@@ -1,5 +1,6 @@
 #include "util/int8_gemm.hpp"
 
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 #include "util/gemm_kernels.hpp"
 
@@ -76,6 +77,7 @@ struct PortableVnniOps {
         std::int32_t v[16];
     };
     using words = const std::uint32_t*;
+    static constexpr int block_rows = 8;  // as the AVX-512 kernel (the same order of blocks)
     const float* x_scale;
     const std::int32_t* row_sum;
     const float* w_scale;
@@ -115,6 +117,33 @@ void int8_gemm_float32(Int8Rows& x, const Int8Weights& w, const float* bias, flo
             y[r * out + c] = int8_output(x.sums[r * out + c], x.scale[r], w.scale[c], bias ? bias[c] : 0.0f);
 }
 
+// The products of x's words with the panels by the kernel of cpu_path(), else by the portable
+// loop; every one gives the same bits (int8_gemm.hpp). AMX does whole tiles of 16 rows of x, the
+// AVX-512 kernel the rows past them.
+void int8_panels_product(const std::uint32_t* xw, const float* x_scale, std::size_t n, const std::uint32_t* words,
+                         std::size_t quads, std::size_t panels, std::size_t out, const std::int32_t* row_sum,
+                         const float* w_scale, const float* bias, float* y) {
+    switch (cpu_path()) {
+        case CpuPath::amx: {
+            const std::size_t done =
+                int8_gemm_amx_raw(xw, x_scale, n, words, quads, panels, out, row_sum, w_scale, bias, y);
+            if (done < n)
+                int8_gemm_vnni_raw(xw + done * quads, x_scale + done, n - done, words, quads, panels, out, row_sum,
+                                   w_scale, bias, y + done * out);
+            return;
+        }
+        case CpuPath::avx512:
+            return int8_gemm_vnni_raw(xw, x_scale, n, words, quads, panels, out, row_sum, w_scale, bias, y);
+        case CpuPath::avxvnni:
+            return int8_gemm_avxvnni_raw(xw, x_scale, n, words, quads, panels, out, row_sum, w_scale, bias, y);
+        case CpuPath::avx2:
+            return int8_gemm_avx2_raw(xw, x_scale, n, words, quads, panels, out, row_sum, w_scale, bias, y);
+        case CpuPath::f32: break;
+    }
+    PortableVnniOps ops{x_scale, row_sum, w_scale, bias, y, out};
+    packed_gemm_with(ops, xw, n, words, quads, panels, out);
+}
+
 void check_operands(const Int8Rows& x, const Int8Weights& w) {
     if (x.path != w.path) throw Error("int8_gemm: the activations and the weights are laid out for different paths");
     if (x.in != w.in)
@@ -124,23 +153,13 @@ void check_operands(const Int8Rows& x, const Int8Weights& w) {
 
 }  // namespace
 
-bool cpu_has_avx512_vnni() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    // libgcc's CPUID check includes the OS's support for the AVX-512 register state (XGETBV).
-    static const bool has =
-        int8_vnni_compiled() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
-    return has;
-#else
-    return false;
-#endif
-}
-
-Int8Path best_int8_path() { return cpu_has_avx512_vnni() ? Int8Path::vnni : Int8Path::float32; }
+Int8Path best_int8_path() { return int8_kernel_available() ? Int8Path::vnni : Int8Path::float32; }
 
 Int8Weights quantize_int8_weights(const float* w, std::size_t out, std::size_t in, Int8Path path,
                                   const float* input_factor) {
-    if (path == Int8Path::vnni && !cpu_has_avx512_vnni())
-        throw Error("int8 products by AVX512-VNNI were asked for on a CPU without AVX512-VNNI");
+    if (path == Int8Path::vnni && !int8_kernel_available())
+        throw Error(std::string("int8 products by a kernel were asked for on the CPU path ") + cpu_path_name(cpu_path()) +
+                    ", which has none (AVX2 or better; novelty/util/cpu_path.hpp)");
     Int8Weights q;
     q.path = path;
     q.out = out;
@@ -209,9 +228,8 @@ void int8_gemm(Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
     check_operands(x, w);
     if (x.n == 0 || w.out == 0) return;
     if (w.path == Int8Path::float32) return int8_gemm_float32(x, w, bias, y);
-    if (!cpu_has_avx512_vnni()) throw Error("int8_gemm: this CPU (or this build) has no AVX512-VNNI");
-    int8_gemm_vnni_raw(x.words.data(), x.scale.data(), x.n, w.words.data(), w.quads, w.panels, w.out,
-                       w.row_sum.data(), w.scale.data(), bias, y);
+    int8_panels_product(x.words.data(), x.scale.data(), x.n, w.words.data(), w.quads, w.panels, w.out,
+                        w.row_sum.data(), w.scale.data(), bias, y);
 }
 
 void int8_gemm_vnni_portable(const Int8Rows& x, const Int8Weights& w, const float* bias, float* y) {
@@ -228,13 +246,7 @@ void int8_gemm_panel_range(const Int8Rows& x, const std::uint32_t* words, std::s
     if (x.path != Int8Path::vnni || (x.in + 3) / 4 != quads)
         throw Error("int8_gemm_panel_range: the activations are not laid out for these panels");
     if (x.n == 0 || out == 0) return;
-    if (cpu_has_avx512_vnni()) {
-        int8_gemm_vnni_raw(x.words.data(), x.scale.data(), x.n, words, quads, panels, out, row_sum, w_scale, nullptr,
-                           y);
-        return;
-    }
-    PortableVnniOps ops{x.scale.data(), row_sum, w_scale, nullptr, y, out};
-    packed_gemm_with(ops, x.words.data(), x.n, words, quads, panels, out);
+    int8_panels_product(x.words.data(), x.scale.data(), x.n, words, quads, panels, out, row_sum, w_scale, nullptr, y);
 }
 
 }  // namespace novelty

@@ -4,16 +4,20 @@
 // in -127..127; scale = max|v| / 127), the integer products summed exactly in int32, and each output
 // y[r][c] = fma(float(sum), x_scale[r] * w_scale[c], bias[c]). Internal to the engine.
 //
-// Two ways to the same integer sums, chosen by CPUID at run time (never by build flags):
-//   - vnni: a micro-kernel of AVX512-VNNI's vpdpbusd (Ice Lake, Sapphire Rapids, AMD Zen 4 and
-//     later) over weight panels of 16 rows (int8_gemm_vnni.cpp); vpdpbusd multiplies unsigned by
-//     signed bytes, so the activations go in as q + 128 and 128 x the weight row's sum of q is
-//     subtracted from each sum;
+// Two layouts, and on the first one kernel for each CPU path (novelty/util/cpu_path.hpp: chosen by
+// CPUID at run time, never by build flags), all to the same integer sums:
+//   - vnni (named after vpdpbusd, whose operands it suits): weight panels of 16 rows, in which
+//     the activations' unsigned bytes q + 128 meet the weights' signed bytes; 128 x the weight row's
+//     sum of q is subtracted from each sum. The kernels: AMX-INT8 tiles (int8_gemm_amx.cpp: the
+//     panels are AMX's B tiles as they are), AVX512-VNNI's vpdpbusd (int8_gemm_vnni.cpp), AVX-VNNI's
+//     vpdpbusd on 256-bit registers (int8_gemm_avxvnni.cpp), AVX2's vpmaddubsw + vpmaddwd
+//     (int8_gemm_avx2.cpp), and on the f32 path a portable loop (slow);
 //   - float32: the quantized values as floats through OpenBLAS sgemm, over slices of at most
 //     1,024 inputs: every partial sum there is an integer of magnitude below 127 x 127 x 1,024 <
 //     2^24, so float32 holds it exactly in any summation order, and the slices add in int32. It is
-//     no faster than float32 (it exists to give the same vectors, and test them, everywhere).
-// The sums are exact either way and the last step is the same fma, so both agree bit for bit.
+//     no faster than float32 (the encoder's int8 precision uses it on the f32 path, to give the
+//     same vectors there).
+// The sums are exact either way and the last step is the same fma, so all agree bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +29,7 @@ namespace novelty {
 /// Which of the two ways a quantized operand is laid out for.
 enum class Int8Path { vnni, float32 };
 
-/// True when this CPU (and its OS) runs AVX512-VNNI instructions, by CPUID.
-bool cpu_has_avx512_vnni();
-/// vnni where cpu_has_avx512_vnni(), else float32.
+/// vnni where int8_kernel_available() (the CPU path has an int8 kernel), else float32.
 Int8Path best_int8_path();
 
 /// A weight quantized per output row. scale[c] = max_i |W[c][i]| / 127 (0 for a row of zeros,
@@ -48,7 +50,7 @@ struct Int8Weights {
     /// weights' columns were divided by it); empty for none.
     std::vector<float> input_factor;
 };
-/// Quantizes w [out x in] for `path` (Error for vnni on a CPU without it, and naming the row for
+/// Quantizes w [out x in] for `path` (Error for vnni on a CPU path without an int8 kernel, and naming the row for
 /// a value that is not finite). With `input_factor`
 /// (`in` positive values, or null), column i is divided by input_factor[i] first, and int8_gemm's
 /// activations must be multiplied by it (quantize_int8_rows does, given the weights' factors):
@@ -89,8 +91,8 @@ float quantize_int8_values(const float* v, std::size_t in, std::int8_t* q);
 /// rows held in vnni panels as Int8Weights::words holds them, `panels` panels (16 panels >= out >
 /// 16 (panels - 1)) of `quads` x 16 words from `words` on, the rows' sums of q in row_sum and
 /// their scales in w_scale (out values each): y[r][c] = fma(float(sum), x.scale[r] * w_scale[c], 0)
-/// for the exact integer sum. By the AVX512-VNNI kernel where the CPU has it, else by the
-/// portable loop (slow; the same bits). The panels need no instructions to be laid out: a search
+/// for the exact integer sum. By the kernel of cpu_path(), else (f32) by the portable loop (slow;
+/// the same bits). The panels need no instructions to be laid out: a search
 /// index packs them on any CPU. Throws Error when x is not laid out for vnni with `quads` words.
 void int8_gemm_panel_range(const Int8Rows& x, const std::uint32_t* words, std::size_t quads, std::size_t panels,
                            std::size_t out, const std::int32_t* row_sum, const float* w_scale, float* y);

@@ -1,7 +1,7 @@
 // The int8 GEMM micro-kernel for CPUs with AVX512-VNNI (vpdpbusd: 64 unsigned x signed byte
 // products summed into 16 int32 lanes per instruction). Only this file is compiled for that
-// instruction set, by the target pragma below; it is called only after cpu_has_avx512_vnni() said
-// yes (int8_gemm.cpp), so the binary still runs on every x86-64 CPU. Nothing from the standard
+// instruction set, by the target pragma below; it is called only when cpu_path() is avx512 or amx
+// (int8_gemm.cpp), so the binary still runs on every x86-64 CPU. Nothing from the standard
 // library is used here (see packed_gemm_kernel.inc).
 #include "util/gemm_kernels.hpp"
 
@@ -29,6 +29,7 @@ namespace {
 struct Avx512VnniOps {
     using acc = __m512i;
     using words = __m512i;
+    static constexpr int block_rows = 8;  // 8 x 2 sums in registers
     const float* x_scale;
     const std::int32_t* row_sum;
     const float* w_scale;

@@ -8,6 +8,7 @@
 #include "encoder/bert_model.hpp"
 #include "encoder/precision_bar.hpp"
 #include "io/text_lines.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/io/npy.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/request/query_records.hpp"
@@ -259,7 +260,7 @@ TEST(Bf16, PortableKernelMatchesDoubleReferenceOfRoundedOperands) {
 }
 
 TEST(Bf16, Avx512KernelEqualsPortableKernel) {
-    if (!cpu_has_avx512_bf16()) {
+    if (!bf16_kernel_runs()) {
         EXPECT_THROW(run_gemm(bf16_gemm_avx512, kShapes[1], random_floats(19 * 37, 1), random_floats(45 * 37, 2), {}),
                      Error);
         GTEST_SKIP() << "this CPU has no AVX512-BF16";
@@ -284,6 +285,37 @@ TEST(Bf16, Avx512KernelEqualsPortableKernel) {
     std::printf("AVX512-BF16 kernel: %zu of %zu outputs bit-equal to the portable kernel\n", equal, total);
 }
 
+// The bf16 screen's products (bf16_gemm_panel_range) on each CPU path the CPU runs: AMX-BF16 tiles
+// for whole tiles of 16 rows on amx (another order of the sums), vdpbf16ps, or the portable loop;
+// float32 sums of the exact bf16 products, so near the exact sum. Rows in whole tiles and past
+// them, pairs in whole tiles (16) and past them.
+class Bf16PanelPath : public testing::TestWithParam<CpuPath> {};
+
+TEST_P(Bf16PanelPath, ProductsAreNearTheExactSums) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
+    std::uint32_t seed = 300;
+    for (const Shape& s : {Shape{64, 384, 96}, Shape{48, 200, 40}, Shape{33, 1536, 17}, Shape{16, 32, 64},
+                           Shape{19, 37, 45}, Shape{1, 1, 1}}) {
+        const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++);
+        const Bf16Panels panels = pack_bf16_panels(w.data(), s.out, s.in);
+        std::vector<std::uint32_t> xw(s.n * panels.pairs);
+        pack_bf16_rows(x.data(), s.n, s.in, xw.data());
+        std::vector<float> y(s.n * s.out + 1, -7.0f);
+        bf16_gemm_panel_range(xw.data(), s.n, panels.words.data(), panels.pairs, panels.panels, s.out, y.data());
+        EXPECT_EQ(y.back(), -7.0f) << "the kernel wrote past y";
+        y.pop_back();
+        std::vector<double> want, scale;
+        reference(s, x, w, {}, want, scale);
+        expect_near_reference(y, want, scale, s);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCpuPath, Bf16PanelPath,
+                         testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
+                         [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
+
 TEST(EncoderPrecision, Names) {
     EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
     EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
@@ -300,8 +332,8 @@ TEST(EncoderPrecision, AutoIsTheFastestThatKeepsTheBar) {
     const std::vector<std::string> order = encoder::precisions_fastest_first();
     ASSERT_FALSE(order.empty());
     EXPECT_EQ(order.back(), "f32");
-    EXPECT_EQ(std::count(order.begin(), order.end(), "int8"), cpu_has_avx512_vnni() ? 1 : 0);
-    EXPECT_EQ(std::count(order.begin(), order.end(), "bf16"), cpu_has_avx512_bf16() ? 1 : 0);
+    EXPECT_EQ(std::count(order.begin(), order.end(), "int8"), int8_kernel_available() ? 1 : 0);
+    EXPECT_EQ(std::count(order.begin(), order.end(), "bf16"), bf16_kernel_available() ? 1 : 0);
     const std::string chosen = encoder::auto_precision();
     EXPECT_TRUE(encoder::precision_meets_bar(chosen));
     for (const std::string& p : order) {
@@ -310,22 +342,33 @@ TEST(EncoderPrecision, AutoIsTheFastestThatKeepsTheBar) {
     }
 }
 
-// The int8 encoder gives the same bits through AVX512-VNNI and through float32 sgemm: both sum the
-// same integers exactly.
-TEST(EncoderPrecision, Int8PathsAgreeBitForBit) {
-    if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+// The int8 encoder gives the same bits through each CPU path's int8 kernel (AMX, AVX512-VNNI,
+// AVX-VNNI, AVX2; skipped past this CPU's best) and through float32 sgemm: all sum the same integers
+// exactly. 40 tokens, so that AMX runs whole tiles of 16 rows and the rows past them.
+class Int8EncoderPath : public testing::TestWithParam<CpuPath> {};
+
+TEST_P(Int8EncoderPath, AgreesBitForBitWithFloat32) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
     const std::string dir = test::fixture("encoder/tiny-bert-cls");
-    encoder::BertModel vnni = encoder::BertModel::load(dir), float32 = encoder::BertModel::load(dir);
-    vnni.set_linear_precision(encoder::LinearPrecision::int8_vnni, encoder::int8_linear_layers);
+    encoder::BertModel kernel = encoder::BertModel::load(dir), float32 = encoder::BertModel::load(dir);
+    kernel.set_linear_precision(encoder::LinearPrecision::int8_kernel, encoder::int8_linear_layers);
     float32.set_linear_precision(encoder::LinearPrecision::int8_float32, encoder::int8_linear_layers);
-    const std::vector<std::int32_t> a = {2, 7, 9, 11, 3}, b = {2, 5, 3};
+    std::vector<std::int32_t> a = {2}, b = {2, 5, 3};
+    for (std::int32_t t = 0; t < 35; ++t) a.push_back(1000 + 37 * t);
+    a.push_back(3);
     const std::vector<const std::vector<std::int32_t>*> seqs = {&a, &b};
     std::vector<float> got, want;
-    vnni.forward(seqs, got);
+    kernel.forward(seqs, got);
     float32.forward(seqs, want);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits_of(got[i]), bits_of(want[i])) << "value " << i;
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryKernelPath, Int8EncoderPath,
+                         testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2),
+                         [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
 
 TEST(EncoderPrecision, NarrowPrecisionsMeetTheCosineBarOnTheXlmRobertaAndClsFixtures) {
     std::ifstream in(test::fixture("encoder/xlmr_texts.jsonl"));

@@ -1,13 +1,14 @@
 // The CPU index with bf16 or int8 storage must equal the float32 CPU index bit for bit: the same
 // rows, the same similarity bits, the same order and ties, the same self-join densities, on both
-// screening paths of each (vdpbf16ps where the CPU has AVX512-BF16 and vpdpbusd where it has
-// AVX512-VNNI; sgemm on widened rows). The conformance suite checks them against the reference like
+// screening paths of each (vdpbf16ps where the CPU has AVX512-BF16 and the int8 kernel of the CPU
+// path, novelty/util/cpu_path.hpp; sgemm on widened rows), and under each CPU path forced. The conformance suite checks them against the reference like
 // every backend; this file checks the equality, on the cases that would break a screening margin
 // that is too small: near-ties below bf16's and int8's resolution around the k-th place at k = 100
 // and k = 2048, exact duplicates, float16 corpora, row ranges, exclusions and filters, and the
 // screening bounds themselves.
 #include "novelty/search/backends.hpp"
 #include "novelty/search/search.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/util/half.hpp"
 #include "search/cpu/screening.hpp"
@@ -179,6 +180,43 @@ INSTANTIATE_TEST_SUITE_P(Storages, CpuNarrowSearch, ::testing::Values(CpuStorage
                          [](const ::testing::TestParamInfo<CpuStorage>& info) {
                              return std::string(cpu_storage_name(info.param));
                          });
+
+// The int8 screen's kernel of each CPU path (AMX tiles, AVX512-VNNI, AVX-VNNI, AVX2; skipped past
+// this CPU's best) and bf16's (AVX512-BF16 on the avx512 and amx paths, sgemm below them), forced
+// one by one: search (query blocks of whole AMX tiles and past them) and the self-join, both
+// ways, equal the float32 index bit for bit.
+class CpuNarrowSearchPath : public ::testing::TestWithParam<CpuPath> {};
+
+TEST_P(CpuNarrowSearchPath, SearchAndSelfJoinEqualTheFloat32Index) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
+    const std::size_t n = 1500, dim = 200, k_stored = 16;
+    const auto values = near_tie_rows(n, dim, 31);
+    std::vector<float> query_values(values.begin(), values.begin() + 37 * dim);
+    const auto far = random_unit_rows(10, dim, 32);
+    query_values.insert(query_values.end(), far.begin(), far.end());
+    const VectorView corpus = VectorView::of(values, dim);
+    const std::string label = std::string("path ") + cpu_path_name(GetParam());
+    for (CpuStorage storage : {CpuStorage::int8, CpuStorage::bf16}) {
+        expect_narrow_equals_f32(storage, corpus, make_queries(query_values, dim), 50, label);
+        const SelfJoin want = make_cpu_backend()->build(corpus)->self_join(n, 10, k_stored);
+        for (std::size_t budget : {0u, 1u}) {
+            auto backend = narrow_backend(storage, true);
+            backend->tuning.self_join_memory = budget;
+            const SelfJoin got = backend->build(corpus)->self_join(n, 10, k_stored);
+            ASSERT_EQ(got.rows, want.rows) << label;
+            for (std::size_t i = 0; i < want.sims.size(); ++i)
+                ASSERT_EQ(bits_of(got.sims[i]), bits_of(want.sims[i])) << label << " " << i;
+            for (std::size_t i = 0; i < want.density.size(); ++i)
+                ASSERT_EQ(bits_of(got.density[i]), bits_of(want.density[i])) << label << " density " << i;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCpuPath, CpuNarrowSearchPath,
+                         ::testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
+                         [](const ::testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
 
 // The bound holds on the vectors that come closest to it: coordinates chosen so that every
 // product rounds the same way in bf16, and it is not loose enough to keep most of a corpus.

@@ -1,12 +1,15 @@
 // The int8 products (engine/src/util/int8_gemm.hpp): the quantization, the exact integer sums of
-// both paths against a 64-bit reference (sums past 2^24 included, where the float32 path's slicing
-// is what keeps them exact), the AVX512-VNNI kernel against its portable twin, bit for bit, and
-// the input factors.
+// both layouts against a 64-bit reference (sums past 2^24 included, where the float32 path's
+// slicing is what keeps them exact), every CPU path's kernel (AMX, AVX512-VNNI, AVX-VNNI, AVX2, the
+// portable loop) against the reference bit for bit on each machine that runs it (skipped where the
+// CPU lacks the instructions), and the input factors.
 #include "util/int8_gemm.hpp"
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -29,8 +32,10 @@ struct Shape {
 };
 // Widths that are and are not multiples of a quad (4), rows and outputs that are and are not
 // multiples of the 8 x 32 block, and inputs past one float32 slice (1,024).
+// For AMX: rows in whole tiles of 16 and past them, inputs in whole tiles of 64 and past them.
 const Shape kShapes[] = {{1, 1, 1}, {19, 37, 45}, {8, 64, 32}, {17, 384, 33}, {3, 2, 16},
-                         {40, 129, 100}, {0, 5, 7}, {9, 1536, 20}, {5, 2051, 18}};
+                         {40, 129, 100}, {0, 5, 7}, {9, 1536, 20}, {5, 2051, 18},
+                         {64, 384, 96}, {48, 200, 40}, {33, 1536, 17}, {16, 64, 64}};
 
 // The quantized integers of each row of m [rows x cols] (as the header defines them), by the
 // header's rule written out again: scale max|v| / 127, q = round-half-even(v * 127 / max|v|).
@@ -127,7 +132,10 @@ TEST(Int8Gemm, RefusesValuesThatAreNotFiniteAndMismatchedOperands) {
     quantize_int8_rows(x.data(), 2, 2, Int8Path::float32, rows);  // 2 inputs against 3
     std::vector<float> y(4);
     EXPECT_THROW(int8_gemm(rows, q, nullptr, y.data()), Error);
-    if (!cpu_has_avx512_vnni()) EXPECT_THROW(quantize_int8_weights(w.data(), 2, 3, Int8Path::vnni), Error);
+    {
+        const ScopedCpuPath f32(CpuPath::f32);  // no int8 kernel: the vnni layout is refused
+        EXPECT_THROW(quantize_int8_weights(w.data(), 2, 3, Int8Path::vnni), Error);
+    }
 }
 
 TEST(Int8Gemm, Float32PathGivesTheExactIntegerSums) {
@@ -149,12 +157,17 @@ TEST(Int8Gemm, SumsPastTwoToTheTwentyFourStayExact) {
         const std::vector<float> want = reference_gemm(s, x, w, b);
         EXPECT_GT(std::fabs(want[0] / ((1.0f / 127.0f) * (1.0f / 127.0f))), 16777216.0f);
         expect_same_bits(run_gemm(Run::float32, s, x, w, b), want, s, "float32 path");
-        if (cpu_has_avx512_vnni()) expect_same_bits(run_gemm(Run::vnni_kernel, s, x, w, b), want, s, "vnni kernel");
     }
 }
 
-TEST(Int8Gemm, VnniKernelAndItsPortableTwinEqualTheReference) {
-    if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512-VNNI (the vnni layout is refused here)";
+// Each CPU path's kernel (the portable loop on f32, reached by laying the operands out for the
+// kernels first) against the 64-bit reference, bit for bit, sums past 2^24 included.
+class Int8GemmPath : public testing::TestWithParam<CpuPath> {};
+
+TEST_P(Int8GemmPath, KernelEqualsTheReference) {
+    const CpuPath path = GetParam();
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (std::max(path, CpuPath::avx2) > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
     std::uint32_t seed = 100;
     for (const Shape& s : kShapes)
         for (const bool with_bias : {true, false}) {
@@ -162,12 +175,40 @@ TEST(Int8Gemm, VnniKernelAndItsPortableTwinEqualTheReference) {
             const auto b = with_bias ? random_floats(s.out, seed++) : std::vector<float>{};
             const std::vector<float> want = reference_gemm(s, x, w, b);
             expect_same_bits(run_gemm(Run::vnni_portable, s, x, w, b), want, s, "portable twin");
-            expect_same_bits(run_gemm(Run::vnni_kernel, s, x, w, b), want, s, "vnni kernel");
+            std::vector<float> got;
+            {
+                const ScopedCpuPath forced(std::max(path, CpuPath::avx2));  // lay out for the kernels
+                const Int8Weights weights = quantize_int8_weights(w.data(), s.out, s.in, Int8Path::vnni);
+                Int8Rows rows;
+                quantize_int8_rows(x.data(), s.n, s.in, Int8Path::vnni, rows);
+                const ScopedCpuPath run(path);
+                got.assign(s.n * s.out + 1, -7.0f);
+                int8_gemm(rows, weights, b.empty() ? nullptr : b.data(), got.data());
+                EXPECT_EQ(got.back(), -7.0f) << "the product wrote past y";
+                got.pop_back();
+            }
+            expect_same_bits(got, want, s, cpu_path_name(path));
         }
+    for (const Shape& s : {Shape{32, 1100, 17}, Shape{2, 2051, 5}, Shape{16, 4100, 3}}) {
+        std::vector<float> x(s.n * s.in, 1.0f), w(s.out * s.in, -1.0f), b(s.out, 0.25f);
+        x[1] = -1.0f;
+        const ScopedCpuPath forced(std::max(path, CpuPath::avx2));
+        const Int8Weights weights = quantize_int8_weights(w.data(), s.out, s.in, Int8Path::vnni);
+        Int8Rows rows;
+        quantize_int8_rows(x.data(), s.n, s.in, Int8Path::vnni, rows);
+        const ScopedCpuPath run(path);
+        std::vector<float> got(s.n * s.out);
+        int8_gemm(rows, weights, b.data(), got.data());
+        expect_same_bits(got, reference_gemm(s, x, w, b), s, cpu_path_name(path));
+    }
 }
 
+INSTANTIATE_TEST_SUITE_P(EveryCpuPath, Int8GemmPath,
+                         testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
+                         [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
+
 TEST(Int8Gemm, PacksUnsignedActivationsAndSignedWeightsInQuads) {
-    if (!cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX512-VNNI (the vnni layout is refused here)";
+    if (!int8_kernel_available()) GTEST_SKIP() << "this CPU path has no int8 kernel (the vnni layout is refused)";
     const std::vector<float> w = {127, -127, 0, 1, 2};  // 1 x 5: scale 1
     const Int8Weights q = quantize_int8_weights(w.data(), 1, 5, Int8Path::vnni);
     ASSERT_EQ(q.words.size(), 2u * 16u);

@@ -46,12 +46,12 @@ struct CudaBackendOptions {
 /// How the CPU index holds the corpus for its matrix products.
 /// - f32 (default): sgemm on the caller's rows in place.
 /// - bf16: a bf16 copy of the rows (2 bytes a value, half the memory and bandwidth of float32),
-///   products screened in bf16 (AVX512-BF16's vdpbf16ps where the CPU has it, by CPUID at run
-///   time).
+///   products screened in bf16 (AMX-BF16 tiles and AVX512-BF16's vdpbf16ps on the CPU paths that
+///   have them, novelty/util/cpu_path.hpp; elsewhere sgemm on the widened rows).
 /// - int8: an int8 copy of the rows (1 byte a value, each row quantized symmetrically with its
-///   own scale), products screened in int8 against the queries quantized the same way
-///   (AVX512-VNNI's vpdpbusd where the CPU has it, exact integer sums; elsewhere sgemm on the
-///   dequantized values). Dimensions up to 65,536.
+///   own scale), products screened in int8 against the queries quantized the same way (the
+///   CPU path's int8 kernel: AMX, AVX512-VNNI, AVX-VNNI or AVX2, exact integer sums; on the f32
+///   path sgemm on the dequantized values). Dimensions up to 65,536.
 /// With bf16 and int8 every product is screened with a proven bound on its error, and every row
 /// the bound cannot rule out of a query's top k is re-scored against the float32 rows with the
 /// engine's fixed-order dot product. Similarities, order and ties are then the f32 index's bit for
@@ -65,7 +65,7 @@ const char* cpu_storage_name(CpuStorage storage);
 struct CpuBackendOptions {
     CpuStorage storage = CpuStorage::f32;
     /// bf16 and int8 only: false screens with sgemm on rows widened back to float32 even where the
-    /// CPU has AVX512-BF16 or AVX512-VNNI (the path of CPUs without them; for tests and comparison).
+    /// CPU path has kernels for them (the f32 path's screen; for tests and comparison).
     bool screen_instructions = true;
 };
 

@@ -4,6 +4,7 @@
 // by the screened index (screened_index.hpp), which re-scores the candidates exactly.
 #include "search/cpu/cpu_bf16_index.hpp"
 
+#include "novelty/util/cpu_path.hpp"
 #include "search/cpu/screened_index.hpp"
 #include "util/bf16_gemm.hpp"
 
@@ -102,7 +103,7 @@ void Bf16Rows::product(Queries& q, std::size_t c0, std::size_t n_tile, float* si
 std::unique_ptr<detail::IndexImpl> make_cpu_bf16_index(const VectorView& corpus, bool bf16_instructions,
                                                        std::size_t threads) {
     Bf16Rows rows = pack_rows(corpus, threads);
-    rows.use_kernel = bf16_instructions && cpu_has_avx512_bf16();
+    rows.use_kernel = bf16_instructions && bf16_kernel_available();
     return std::make_unique<ScreenedSearchIndex<Bf16Rows>>(corpus, std::move(rows), "cpu-bf16");
 }
 

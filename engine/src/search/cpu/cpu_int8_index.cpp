@@ -5,6 +5,7 @@
 // AVX512-VNNI, else sgemm on the dequantized values — and the candidates re-scored exactly.
 #include "search/cpu/cpu_int8_index.hpp"
 
+#include "novelty/util/cpu_path.hpp"
 #include "novelty/util/error.hpp"
 #include "search/cpu/screened_index.hpp"
 #include "util/int8_gemm.hpp"
@@ -133,7 +134,7 @@ void Int8CorpusRows::product(Queries& q, std::size_t c0, std::size_t n_tile, flo
 std::unique_ptr<detail::IndexImpl> make_cpu_int8_index(const VectorView& corpus, bool vnni_instructions,
                                                        std::size_t threads) {
     Int8CorpusRows rows = pack_rows(corpus, threads);
-    rows.use_kernel = vnni_instructions && cpu_has_avx512_vnni();
+    rows.use_kernel = vnni_instructions && int8_kernel_available();
     return std::make_unique<ScreenedSearchIndex<Int8CorpusRows>>(corpus, std::move(rows), "cpu-int8");
 }
 

@@ -75,11 +75,28 @@ SelfJoin join_from_collectors(const VectorView& corpus, std::vector<ScreenedColl
     return join;
 }
 
+// exact_dot of two corpus rows, as join_from_collectors re-scores them (f16 rows widened).
+class CorpusRowScorer final : public ExactScorer {
+public:
+    explicit CorpusRowScorer(const VectorView& corpus) : corpus_(corpus), dot_(exact_dot_for_cpu()) {}
+    float exact(std::int64_t query, std::int64_t row) const override {
+        thread_local std::vector<float> query_buffer, row_buffer;
+        return dot_(row_as_f32(corpus_, static_cast<std::size_t>(query), query_buffer),
+                         row_as_f32(corpus_, static_cast<std::size_t>(row), row_buffer), corpus_.dim);
+    }
+
+private:
+    const VectorView& corpus_;
+    ExactDotFn dot_;
+};
+
 // One collector per row of the prefix, each keeping the candidates screen_margin cannot rule out
-// (re-scored exactly at the end), over `storage` (2 k_stored slots per row).
+// (re-scored exactly at the end), over `storage` (2 k_stored slots per row), each within 2 k_stored
+// + 32 candidates by `scorer` (bound_memory): every row's collector lives until the end, so a
+// margin wider than the gaps between neighbours (int8's) must not let them grow.
 std::vector<ScreenedCollector> row_collectors(const VectorView& corpus, std::size_t n_rows, std::size_t k_stored,
                                               const SelfJoinProducts& products, const SearchTuning& tuning,
-                                              std::vector<ScoredRow>& storage) {
+                                              std::vector<ScoredRow>& storage, const ExactScorer& scorer) {
     VectorView prefix = corpus;
     prefix.n_rows = n_rows;
     const ScreenNorms rows = max_screen_norms(prefix, products.operands, tuning.threads);
@@ -90,6 +107,7 @@ std::vector<ScreenedCollector> row_collectors(const VectorView& corpus, std::siz
         const ScreenNorms own = screen_norms(row_as_f32(corpus, row, buffer), corpus.dim, products.operands);
         const double margin = screen_margin(corpus.dim, own, rows);
         collectors.emplace_back(storage.data() + row * 2 * k_stored, k_stored, 2 * margin);
+        collectors.back().bound_memory(&scorer, static_cast<std::int64_t>(row));
     }
     return collectors;
 }
@@ -97,8 +115,9 @@ std::vector<ScreenedCollector> row_collectors(const VectorView& corpus, std::siz
 }  // namespace
 
 std::size_t symmetric_join_bytes(std::size_t n_rows, std::size_t k_stored) {
-    // The reservoir (2 k_stored) and the candidates kept before the first pruning (2 k_stored + 32).
-    return n_rows * (4 * k_stored + 32) * sizeof(ScoredRow);
+    // The reservoir (2 k_stored), the candidates a collector keeps at most (2 k_stored + 32,
+    // ScreenedCollector::bound_memory) and the collector itself.
+    return n_rows * ((4 * k_stored + 32) * sizeof(ScoredRow) + sizeof(ScreenedCollector));
 }
 
 SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::size_t q, std::size_t k_stored,
@@ -109,7 +128,9 @@ SelfJoin symmetric_self_join(const VectorView& corpus, std::size_t n_rows, std::
     const std::size_t n_blocks = (n_rows + block - 1) / block;
 
     std::vector<ScoredRow> storage(n_rows * 2 * k_stored);
-    std::vector<ScreenedCollector> collectors = row_collectors(corpus, n_rows, k_stored, products, tuning, storage);
+    const CorpusRowScorer scorer(corpus);
+    std::vector<ScreenedCollector> collectors =
+        row_collectors(corpus, n_rows, k_stored, products, tuning, storage, scorer);
     std::vector<std::mutex> block_locks(n_blocks);
 
     // Pairs (I, J), I <= J, ordered by distance from the diagonal so that threads working at the

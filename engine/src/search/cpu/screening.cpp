@@ -112,34 +112,99 @@ float float_at_most(double value) {
 
 ScreenedCollector::ScreenedCollector(ScoredRow* storage, std::size_t k, double spread)
     : heap_(storage, k), storage_(storage), k_(k), spread_(spread), threshold_(negative_infinity),
-      prune_at_(2 * k + 32) {}
+      prune_at_(2 * k + 32), floor_(negative_infinity) {}
+
+void ScreenedCollector::bound_memory(const ExactScorer* scorer, std::int64_t query) {
+    scorer_ = scorer;
+    query_ = query;
+}
 
 void ScreenedCollector::refresh_threshold(float kth_best) {
-    threshold_ = kth_best == negative_infinity ? negative_infinity
-                                               : float_at_most(static_cast<double>(kth_best) - spread_);
+    const float screened = kth_best == negative_infinity ? negative_infinity
+                                                         : float_at_most(static_cast<double>(kth_best) - spread_);
+    threshold_ = std::max(screened, floor_);
 }
 
 void ScreenedCollector::push(float sim, std::int64_t row) {
     if (sim < threshold_) return;
+    if (scorer_ && kept_.capacity() < prune_at_) kept_.reserve(prune_at_);
     kept_.push_back(ScoredRow{sim, static_cast<std::int32_t>(row)});
     const float before = heap_.threshold();
     heap_.push(sim, row);
     if (heap_.threshold() != before) refresh_threshold(heap_.threshold());
-    if (kept_.size() >= prune_at_) prune();
+    if (kept_.size() >= prune_at_) prune(true);
 }
 
-// Drops the kept offers below the threshold; when most survive, waits for twice as many.
-void ScreenedCollector::prune() {
+// Drops the kept offers below the threshold; when most survive, keeps the exact best k of them
+// (bounded) or waits for twice as many.
+void ScreenedCollector::prune(bool may_compact) {
     const float cut = threshold_;
     kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [cut](const ScoredRow& r) { return r.sim < cut; }),
                 kept_.end());
-    if (kept_.size() > prune_at_ / 2) prune_at_ *= 2;
+    if (kept_.size() <= prune_at_ / 2 || !may_compact) return;
+    if (scorer_) keep_exact_best();
+    else prune_at_ *= 2;
+}
+
+namespace {
+
+// The offers kept by keep_exact_best hold their exact similarity, marked by this bit of the row
+// (rows are below 2^31). Pruning compares it with the screened threshold too, which is safe: a row
+// of the final top k has exact >= the final exact k-th >= the screened k-th - margin, above
+// every threshold (screened k-th - 2 margin, exact k-th so far - margin).
+constexpr std::uint32_t exact_mark = 0x80000000u;
+
+bool has_exact(const ScoredRow& r) { return (static_cast<std::uint32_t>(r.row) & exact_mark) != 0; }
+
+std::int32_t row_of(const ScoredRow& r) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(r.row) & ~exact_mark);
+}
+
+}  // namespace
+
+void ScreenedCollector::rescore_first(std::size_t count) {
+    for (auto it = kept_.begin(); it != kept_.begin() + static_cast<std::ptrdiff_t>(count); ++it) {
+        if (has_exact(*it)) continue;
+        it->sim = scorer_->exact(query_, it->row);
+        it->row = static_cast<std::int32_t>(static_cast<std::uint32_t>(it->row) | exact_mark);
+    }
+}
+
+// Raises the threshold to float_at_most(e - margin), where e is the exact k-th best of the first
+// `count` (>= k) kept offers, all re-scored: k rows have exact >= e, so the final k-th is >= e and
+// a row of the final top k has screened >= e - margin.
+void ScreenedCollector::raise_floor_to_kth_of_first(std::size_t count) {
+    const auto before = [](const ScoredRow& a, const ScoredRow& b) {
+        return a.sim > b.sim || (a.sim == b.sim && row_of(a) < row_of(b));  // the merge rule
+    };
+    const auto kth = kept_.begin() + static_cast<std::ptrdiff_t>(k_ - 1);
+    std::nth_element(kept_.begin(), kth, kept_.begin() + static_cast<std::ptrdiff_t>(count), before);
+    floor_ = std::max(floor_, float_at_most(static_cast<double>(kth->sim) - spread_ / 2));
+    threshold_ = std::max(threshold_, floor_);
+}
+
+// First the best k + 16 offers by their similarity so far are re-scored and the threshold raised
+// by their exact k-th, which drops most offers without re-scoring them; when that leaves more than
+// half the room, every offer is re-scored and only the exact top k kept.
+void ScreenedCollector::keep_exact_best() {
+    const std::size_t first = std::min(kept_.size(), k_ + 16);
+    if (first < k_) return;
+    std::nth_element(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(first - 1), kept_.end(),
+                     [](const ScoredRow& a, const ScoredRow& b) { return a.sim > b.sim; });
+    rescore_first(first);
+    raise_floor_to_kth_of_first(first);
+    prune(false);
+    if (kept_.size() <= prune_at_ / 2) return;
+    rescore_first(kept_.size());
+    raise_floor_to_kth_of_first(kept_.size());
+    kept_.resize(k_);  // the exact top k, first after raise_floor_to_kth_of_first's partition
 }
 
 std::vector<ScoredRow>& ScreenedCollector::finish() {
     const std::size_t n_best = heap_.sort_best_first();
     if (n_best == k_) refresh_threshold(storage_[k_ - 1].sim);
-    prune();
+    prune(false);
+    for (ScoredRow& r : kept_) r.row = row_of(r);
     return kept_;
 }
 

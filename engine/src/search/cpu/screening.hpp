@@ -69,6 +69,16 @@ double screen_margin(std::size_t dim, const ScreenNorms& query, const ScreenNorm
 /// The largest float <= value (value a double).
 float float_at_most(double value);
 
+/// The exact similarity (exact_dot, as the final re-score computes it) of a query with a corpus
+/// row, for a collector that bounds its memory (ScreenedCollector::bound_memory).
+class ExactScorer {
+public:
+    virtual float exact(std::int64_t query, std::int64_t row) const = 0;
+
+protected:
+    ~ExactScorer() = default;
+};
+
 /// Candidates for one query's exact top k from screened similarities: every offer that can still
 /// be within `spread` (2 x the screen margin) of the k-th best screened similarity is kept. A row
 /// of the exact top k (ties included) has screened >= A_k - 2M, where A_k is the k-th best
@@ -89,9 +99,21 @@ public:
     /// is spent afterwards.
     std::vector<ScoredRow>& finish();
 
+    /// Keeps at most 2k + 32 offers (reserved at the first push, never more): when pruning by
+    /// the screened threshold leaves more than half of that, the offers are re-scored by
+    /// `scorer` (query `query`, which must outlive the collector) and only the exact top k of
+    /// them is kept (k rows rank before every other, and the final top k can only improve),
+    /// and the threshold rises to float_at_most(exact k-th - spread / 2): a row of the final
+    /// top k has exact >= that k-th, so screened >= it - margin. Without it (searches, whose
+    /// collectors live one query block at a time) the room doubles instead.
+    void bound_memory(const ExactScorer* scorer, std::int64_t query);
+
 private:
     void refresh_threshold(float kth_best);
-    void prune();
+    void prune(bool may_compact);
+    void keep_exact_best();
+    void rescore_first(std::size_t count);
+    void raise_floor_to_kth_of_first(std::size_t count);
 
     TopKCollector heap_;
     ScoredRow* storage_;
@@ -100,6 +122,9 @@ private:
     float threshold_;
     std::vector<ScoredRow> kept_;
     std::size_t prune_at_;
+    float floor_;                           ///< the exact compaction's threshold (-inf before one)
+    const ExactScorer* scorer_ = nullptr;   ///< set by bound_memory
+    std::int64_t query_ = -1;
 };
 
 }  // namespace novelty
