@@ -109,7 +109,7 @@ std::vector<std::string> parse_fields(const std::optional<std::string>& param, c
     }
     if (!unknown.empty()) {
         std::string list;
-        for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+        for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + clip_for_message(u);
         throw S2Error(400, "Unrecognized or unsupported fields: [" + list + "]");
     }
     return fields;

@@ -102,7 +102,7 @@ std::vector<std::string> terms(const std::string& text) {
 
 std::size_t row_or_404(ServerEngine& engine, const std::string& id) {
     const auto row = row_of_id(engine, id);
-    if (!row) throw S2Error(404, "Paper with id " + id + " not found");
+    if (!row) throw S2Error(404, "Paper with id " + clip_for_message(id) + " not found");
     return *row;
 }
 
