@@ -31,6 +31,11 @@ CLI::Validator checked_by(std::function<void(const std::string&)> parse);
 /// A CLI11 check refusing an empty value: CLI11 reads '' as 0 for a number, and an empty file
 /// name or list would silently mean none.
 CLI::Validator non_empty_value();
+/// Adds to every numeric option of `app` and its subcommands (all registered by then) a check
+/// that refuses what CLI11 would read as a number the user did not write: '' (read as 0), a
+/// leading zero ('010' read as octal 8), hexadecimal, and a negative count for an unsigned one.
+/// The refusal is a usage error naming the flag (tools/numeric_flags.cpp).
+void refuse_unclear_numbers(CLI::App& app);
 
 /// Registers each command group; each returns nothing and sets callbacks that store the exit
 /// code in `exit_code`.

@@ -123,6 +123,7 @@ int run_cli(int argc, char** argv) {
     add_info_command(app, exit_code);
     add_serve_command(app, exit_code);
     add_mcp_command(app, exit_code);
+    refuse_unclear_numbers(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -12,7 +12,11 @@ transport at http://HOST:PORT/mcp instead."""
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import signal
 import sys
+import time
 from typing import Annotated, Any, Callable, Literal
 
 try:
@@ -207,6 +211,39 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _end_with_the_client() -> None:
+    """stdio: the client closing the server's input ends the session (MCP's shutdown). The SDK
+    notices only between calls, and a tool call under way (the engine's work, which holds the
+    interpreter and cannot be interrupted) would keep the process computing for nobody, for
+    minutes on a big pool. So a small watcher process, forked before the server starts, waits
+    for the input to be hung up and, unless the server has ended by itself 2 s later, ends it with
+    SIGTERM (its default action: the server writes nothing that a sudden end could leave half
+    done)."""
+    try:
+        fd = sys.stdin.fileno()
+        if os.isatty(fd):
+            return
+    except (OSError, ValueError):
+        return
+    server = os.getpid()
+    if os.fork() != 0:
+        return
+    try:  # the watcher: only the server's input, never its output
+        os.close(1)
+        os.close(2)
+        poller = select.poll()
+        poller.register(fd, select.POLLHUP)  # (POLLIN is not asked for: no busy loop)
+        while not any(e & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, e in poller.poll()):
+            pass
+        for _ in range(40):  # a grace of 2 s to end by itself, as it does between calls
+            if os.getppid() != server:
+                return
+            time.sleep(0.05)
+        os.kill(server, signal.SIGTERM)
+    finally:
+        os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -219,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         host, port = args.http
         server.run("streamable-http", host=host, port=port, streamable_http_path="/mcp")
     else:
+        _end_with_the_client()
         server.run("stdio")
     return 0
 

@@ -63,6 +63,11 @@ std::vector<std::string> retrieve_lines(IndexHandle& h, EmbedderHandle* embedder
             if (!embedder) throw UsageError("rewrites ranked densely need an encoder", "embedder");
             std::lock_guard<CallLock> lock(embedder->mutex);
             return embedder->embedder->embed(texts);
+        },
+        // BM25 reads through the corpus's own connection, which the handle's other calls use too.
+        [&h](const std::function<void()>& use) {
+            std::lock_guard<CallLock> lock(*h.corpus_lock);
+            use();
         });
     std::vector<std::string> ids;
     for (const auto& record : q.batch.records) ids.push_back(record.id);

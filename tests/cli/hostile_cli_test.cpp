@@ -255,3 +255,27 @@ TEST(HostileFilters, VenuesWithCommasComeFromAFileAndVenueRepeats) {
     EXPECT_EQ(search_ids(tmp, dir, "--venue 'J A,J B' --venue-file " + shell_quote(tmp.file("venues.txt"))).ids,
               (Ids{"1", "2", "3", "4"}));
 }
+
+// The shared ML corpus holds 600 records whose id is "cvpr2016:None" (paperlists records without
+// a key). Given as queries, the file is refused naming the file and both lines of the first repeat
+// (issue 48), not only the id; so is a repeat far from its first line, and in a .gz file.
+TEST(HostileCli, ARepeatedQueryIdNamesTheFileAndBothLines) {
+    TempDir tmp;
+    const std::string dir = small_corpus(tmp);
+    const std::string shared = std::string(NOVELTY_SHARED_DATA_DIR) + "/ml_papers_paperlists.jsonl.gz";
+    if (std::filesystem::exists(shared)) {
+        const auto r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(shared) + " --k 1");
+        EXPECT_EQ(r.exit_code, 3) << r.err;
+        EXPECT_NE(r.err.find(shared + ":16090: duplicate id 'cvpr2016:None' (first at line 16089)"), std::string::npos)
+            << r.err;
+    }
+    std::string records;
+    for (int i = 0; i < 300; ++i) records += "{\"id\": \"q" + std::to_string(i) + "\", \"text\": \"x\"}\n";
+    write_file(tmp.file("far.jsonl"), "{\"id\": \"q7\", \"text\": \"first\"}\n" + records);
+    for (const std::string& command : {std::string("search --corpus ") + shell_quote(dir) + " --queries ",
+                                       std::string("score --corpus ") + shell_quote(dir) + " --ideas "}) {
+        const auto r = run_cli(command + shell_quote(tmp.file("far.jsonl")));
+        EXPECT_EQ(r.exit_code, 3) << r.err;
+        EXPECT_NE(r.err.find(tmp.file("far.jsonl") + ":9: duplicate id 'q7' (first at line 1)"), std::string::npos) << r.err;
+    }
+}

@@ -10,6 +10,8 @@
 #include "novelty_host/llm/shared_embedder.hpp"
 #include "novelty_host/triage/triage_service.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <chrono>
 #include <csignal>
@@ -36,6 +38,7 @@ struct ServeArgs {
     host::ClaimsServiceOptions claims;  ///< POST /v1/claims: the flags of `novelty claims`
     bool quiet = false;
     bool no_ui = false;
+    bool print_routes = false;  ///< print the route table and exit (docs/openapi.yaml is checked against it)
 };
 
 std::string read_token(const std::string& path) {
@@ -71,6 +74,35 @@ host::TriageServiceOptions triage_options(const host::ServerOptions& server,
     options.backend = server.backend;
     options.threads = server.threads;
     return options;
+}
+
+// Serves until SIGINT or SIGTERM (blocked by the caller before the server's threads started).
+int serve_until_signalled(host::Server& server, const host::ServerOptions& options, const ServeArgs& args,
+                          sigset_t& signals) {
+    server.start();
+    const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
+    if (!loopback && options.token.empty())
+        std::fprintf(stderr, "novelty serve: warning: listening on %s without --token-file: anyone who can reach it "
+                             "can use it\n", options.host.c_str());
+    std::fprintf(stderr, "novelty serve: %s on http://%s:%d (%s, batches of up to %zu records, %.1f ms wait); "
+                         "Ctrl-C stops\n",
+                 options.corpus_dir.c_str(), options.host.c_str(), server.port(),
+                 options.token.empty() ? "no auth" : "bearer token required", options.max_batch, args.max_wait_ms);
+    print_ui_address(options, server.port());
+    int received = 0;
+    sigwait(&signals, &received);
+    std::fprintf(stderr, "novelty serve: %s: finishing %zu request(s) in flight, then stopping\n",
+                 received == SIGINT ? "SIGINT" : "SIGTERM", server.in_flight());
+    server.stop();
+    std::fprintf(stderr, "novelty serve: stopped\n");
+    return exit_ok;
+}
+
+// The route table, one JSON object a line: {"method", "path" (the routed pattern), "endpoint"}.
+int print_routes(const host::Server& server) {
+    for (const host::ServedRoute& r : server.routes())
+        std::printf("%s\n", nlohmann::ordered_json{{"method", r.method}, {"path", r.pattern}, {"endpoint", r.endpoint}}.dump().c_str());
+    return exit_ok;
 }
 
 int run_serve(ServeArgs& args) {
@@ -128,23 +160,8 @@ int run_serve(ServeArgs& args) {
     host::Server server(options);
     if (claims) host::add_claims_endpoint(server, claims);
     if (triage) host::add_triage_endpoint(server, triage);
-    server.start();
-    const bool loopback = options.host == "127.0.0.1" || options.host == "localhost" || options.host == "::1";
-    if (!loopback && options.token.empty())
-        std::fprintf(stderr, "novelty serve: warning: listening on %s without --token-file: anyone who can reach it "
-                             "can use it\n", options.host.c_str());
-    std::fprintf(stderr, "novelty serve: %s on http://%s:%d (%s, batches of up to %zu records, %.1f ms wait); "
-                         "Ctrl-C stops\n",
-                 options.corpus_dir.c_str(), options.host.c_str(), server.port(),
-                 options.token.empty() ? "no auth" : "bearer token required", options.max_batch, args.max_wait_ms);
-    print_ui_address(options, server.port());
-    int received = 0;
-    sigwait(&signals, &received);
-    std::fprintf(stderr, "novelty serve: %s: finishing %zu request(s) in flight, then stopping\n",
-                 received == SIGINT ? "SIGINT" : "SIGTERM", server.in_flight());
-    server.stop();
-    std::fprintf(stderr, "novelty serve: stopped\n");
-    return exit_ok;
+    if (args.print_routes) return print_routes(server);
+    return serve_until_signalled(server, options, args, signals);
 }
 
 /// The flags of POST /v1/claims, named as in `novelty claims`.
@@ -212,6 +229,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                       "request, instead of the copies compiled in (for working on the page; docs/ui.md)");
     serve->add_flag("--no-ui", a->no_ui, "Do not serve the web page at /ui/ (nor the redirect from /)");
     serve->add_flag("-q,--quiet", a->quiet, "No log lines on stderr");
+    serve->add_flag("--print-routes", a->print_routes,
+                    "Print every operation the server would answer (one JSON object a line: method, path pattern, "
+                    "endpoint) and exit without listening");
     serve->callback([a, &exit_code] { exit_code = run_guarded([&] { return run_serve(*a); }); });
 }
 

@@ -1,4 +1,5 @@
 // Opening a corpus directory read-only and looking papers up.
+#include "corpus/corpus_access.hpp"
 #include "corpus/corpus_recovery.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/corpus/corpus.hpp"
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 
 namespace novelty {
@@ -25,7 +28,34 @@ struct Corpus::Impl {
     std::optional<SqliteStatement> row_by_alias;
     std::optional<bool> has_aliases;  ///< papers.sqlite has an aliases table (older corpora do not)
     std::unique_ptr<CorpusLock> lock;  ///< held shared while open (corpus_lock.hpp)
+    Impl();
+    ~Impl();
 };
+
+namespace {
+
+// The connection of each open corpus by the address of its manifest (corpus_access.hpp).
+std::mutex open_dbs_mutex;
+std::unordered_map<const CorpusManifest*, SqliteDb*>& open_dbs() {
+    static auto* dbs = new std::unordered_map<const CorpusManifest*, SqliteDb*>;  // never destroyed
+    return *dbs;
+}
+
+}  // namespace
+
+Corpus::Impl::Impl() = default;
+
+Corpus::Impl::~Impl() {
+    std::lock_guard guard(open_dbs_mutex);
+    open_dbs().erase(&manifest);
+}
+
+SqliteDb& corpus_detail::papers_db(const Corpus& corpus) {
+    std::lock_guard guard(open_dbs_mutex);
+    const auto found = open_dbs().find(&corpus.manifest());
+    if (found == open_dbs().end()) throw Error(corpus.dir() + ": the corpus is not open");
+    return *found->second;
+}
 
 Corpus::Corpus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Corpus::Corpus(Corpus&&) noexcept = default;
@@ -80,6 +110,10 @@ Corpus Corpus::open(const std::string& dir, Part part) {
     const bool own_add = impl->lock && impl->lock->exclusive_here();
     impl->db = std::make_unique<SqliteDb>(db_path, own_add ? SqliteDb::Mode::read_only : SqliteDb::Mode::snapshot);
     check_generation(dir, *impl->db, m.papers_generation);
+    {
+        std::lock_guard guard(open_dbs_mutex);
+        open_dbs()[&impl->manifest] = impl->db.get();
+    }
     {
         // (keyed layout: the narrow row table, not the papers view, whose join costs a lookup a row)
         auto count = impl->db->prepare(has_table(*impl->db, "paper_rows") ? "SELECT count(*) FROM paper_rows"

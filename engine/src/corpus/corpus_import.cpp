@@ -63,13 +63,26 @@ namespace {
 
 constexpr std::size_t max_listed_venues = 50;
 
-// The temporary build directory; removed unless committed.
+// The temporary build directory DIR.importing-PID; removed unless committed. It is locked
+// (WorkFolderLock) from before it has its name until it is renamed to DIR, so that recovery
+// (corpus_recovery.hpp) judges it, and the DIR.replaced-PID beside it, by that lock and never by
+// the PID, which another process may have by then.
 class WorkDir {
 public:
     explicit WorkDir(const fs::path& out) {
         path_ = out.parent_path() / (out.filename().string() + ".importing-" + std::to_string(::getpid()));
+        // A leftover under this name is a dead import's (recovery left it: it was not complete), unless
+        // it is locked: a process with the same id in another container; then this one stops here.
+        if (fs::exists(path_)) {
+            const WorkFolderLock probe(path_);  // (throws when it is held)
+        }
         fs::remove_all(path_);
-        fs::create_directories(path_);
+        // Made and locked under a name recovery does not read, then named: no recovery sees it unlocked.
+        const fs::path unnamed = path_.string() + ".new";
+        fs::remove_all(unnamed);
+        fs::create_directories(unnamed);
+        lock_ = std::make_unique<WorkFolderLock>(unnamed);
+        fs::rename(unnamed, path_);
     }
     ~WorkDir() {
         if (!committed_) {
@@ -78,10 +91,15 @@ public:
         }
     }
     const fs::path& path() const { return path_; }
-    void committed() { committed_ = true; }
+    /// Called once the folder was renamed to DIR: the lock is dropped (readers of DIR take it shared).
+    void committed() {
+        committed_ = true;
+        lock_.reset();
+    }
 
 private:
     fs::path path_;
+    std::unique_ptr<WorkFolderLock> lock_;
     bool committed_ = false;
 };
 
@@ -331,7 +349,9 @@ void commit_work(WorkDir& work, const fs::path& out) {
         fs::rename(work.path(), out);
         work.committed();
         kill_point("import:before-removing-old");
-        fs::remove_all(old);
+        // (recovery may be removing it too, now that no locked DIR.importing-PID is beside it)
+        std::error_code ec;
+        fs::remove_all(old, ec);
     } else {
         fs::rename(work.path(), out);
         work.committed();

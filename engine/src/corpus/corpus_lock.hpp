@@ -51,7 +51,8 @@ private:
     Mode mode_ = Mode::none;
 };
 
-/// The lock of a work folder beside a corpus (DIR.adding-PID): an exclusive flock on the folder,
+/// The lock of a work folder beside a corpus (an add's DIR.adding-PID, an import's
+/// DIR.importing-PID): an exclusive flock on the folder,
 /// taken by the process that creates it and held while that process works in it. Recovery
 /// decides that the folder's writer is gone by this lock, not by the PID in the name: a PID is
 /// in use again after a restart (an add running as PID 1 in a container, killed, and the next

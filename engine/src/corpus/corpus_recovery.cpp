@@ -3,10 +3,7 @@
 #include "corpus/add_in_place.hpp"
 #include "util/notices.hpp"
 
-#include <cerrno>
-#include <csignal>
 #include <map>
-#include <unistd.h>
 
 namespace novelty {
 
@@ -24,15 +21,19 @@ fs::path corpus_dir_path(const std::string& dir) {
 
 namespace {
 
-bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
-
-// An import's folders go by the PID in their name; an add's work folder by its lock
-// (WorkFolderLock), whatever process has that PID now.
-bool sibling_dead(const fs::path& folder, long pid, const std::string& infix) {
-    return infix == ".adding-" ? work_folder_abandoned(folder, pid) : process_gone(pid);
+// Each work folder is judged by its lock (WorkFolderLock), whatever process has the PID in its
+// name now: an add's DIR.adding-PID and an import's DIR.importing-PID by their own, an import's
+// DIR.replaced-PID (the old corpus it moved away) by its DIR.importing-PID, which stays locked
+// until the new corpus is in place; without one the old corpus is no longer needed or to be
+// restored.
+bool sibling_dead(const fs::path& dir, const fs::path& folder, long pid, const std::string& infix) {
+    if (infix != ".replaced-") return work_folder_abandoned(folder, pid);
+    const fs::path building = dir.parent_path() / (dir.filename().string() + ".importing-" + std::to_string(pid));
+    std::error_code ec;
+    return !fs::exists(building, ec) || work_folder_abandoned(building, pid);
 }
 
-// PID -> folder, for DIR<infix>PID siblings whose process is gone.
+// PID -> folder, for DIR<infix>PID siblings whose process is gone (sibling_dead).
 std::map<long, fs::path> dead_siblings(const fs::path& dir, const std::string& infix) {
     std::map<long, fs::path> found;
     std::error_code ec;
@@ -44,7 +45,7 @@ std::map<long, fs::path> dead_siblings(const fs::path& dir, const std::string& i
         const std::string digits = name.substr(prefix.size());
         if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
         const long pid = std::stol(digits);
-        if (sibling_dead(it->path(), pid, infix)) found.emplace(pid, it->path());
+        if (sibling_dead(dir, it->path(), pid, infix)) found.emplace(pid, it->path());
     }
     return found;
 }

@@ -15,7 +15,9 @@ namespace novelty {
 /// and with symbolic links resolved: the path every lock and rename of the corpus uses.
 std::filesystem::path corpus_dir_path(const std::string& dir);
 
-/// Looks for DIR.importing-PID and DIR.replaced-PID folders whose process is gone. When DIR is
+/// Looks for DIR.importing-PID and DIR.replaced-PID folders whose import is gone: judged by the
+/// lock the import holds on its DIR.importing-PID (corpus_lock.hpp's WorkFolderLock) from before
+/// it has that name until the new corpus is in place, never by the PID alone. When DIR is
 /// missing and such a pair exists, DIR is completed from the new corpus when its build had
 /// finished (it holds a manifest) or else restored from the old one; every other leftover of a
 /// dead import is removed. Each action is reported through notice(). Failures to remove are

@@ -90,9 +90,9 @@ std::vector<RewriteMode> retrieval_modes(const RetrievalSettings& s) {
 }
 
 RetrievalRanker::RetrievalRanker(const Corpus& corpus, RetrievalSettings settings, std::vector<RewriteMode> modes,
-                                 DenseFn dense, EmbedFn embed)
+                                 DenseFn dense, EmbedFn embed, CorpusGuard guard)
     : corpus_(corpus), settings_(std::move(settings)), modes_(std::move(modes)), dense_(std::move(dense)),
-      embed_(std::move(embed)) {
+      embed_(std::move(embed)), guard_(std::move(guard)) {
     bool fusing = !modes_.empty();
     for (const auto& m : settings_.methods) {
         need_dense_ = need_dense_ || m != "bm25";
@@ -101,7 +101,8 @@ RetrievalRanker::RetrievalRanker(const Corpus& corpus, RetrievalSettings setting
     }
     // Rankings that are only cut to k need no more than k rows; fused ones go deeper.
     depth_ = fusing ? std::max(settings_.k, std::min(settings_.fusion_depth, SearchBackend::max_k)) : settings_.k;
-    if (need_bm25_) bm25_ = std::make_unique<Bm25Index>(corpus_.dir());
+    // Through the corpus's own connection: the papers its rows are, even if DIR was replaced since.
+    if (need_bm25_) bm25_ = std::make_unique<Bm25Index>(corpus_);
 }
 
 RetrievalRanker::~RetrievalRanker() = default;
@@ -127,9 +128,7 @@ std::vector<RankingsByTag> RetrievalRanker::rank(const RetrievalBatch& batch, co
     std::vector<RankingsByTag> out(n);
     for (std::size_t i = 0; i < n; ++i) {
         Ranking bm25;
-        if (need_bm25_)
-            bm25 = bm25_->rank(batch.texts[i], row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_,
-                               q.scope.filter(i));
+        if (need_bm25_) bm25 = bm25_one(q, i, batch.texts[i]);
         for (const auto& m : settings_.methods) {
             if (m == "dense") out[i][m] = truncated(dense[i], settings_.k);
             if (m == "bm25") out[i][m] = truncated(bm25, settings_.k);
@@ -161,16 +160,23 @@ void RetrievalRanker::rank_rewrites(const RetrievalBatch& batch, std::size_t i, 
             const auto rank_text = [&](const std::string& variant) {
                 std::vector<Ranking> rankings;
                 if (m != "bm25") rankings.push_back(dense_one(q, i, vectors, v));
-                if (m != "dense")
-                    rankings.push_back(
-                        bm25_->rank(variant, row_limit_of(q.scope, i), excluded_of(q.scope, i), depth_,
-                                    q.scope.filter(i)));
+                if (m != "dense") rankings.push_back(bm25_one(q, i, variant));
                 ++v;
                 return rankings;
             };
             out[m + "+" + mode.tag] = fuse_texts(variants, rank_text, settings_.k);
         }
     }
+}
+
+Ranking RetrievalRanker::bm25_one(const SearchQueries& scopes, std::size_t i, const std::string& text) {
+    Ranking ranking;
+    const auto rank = [&] {
+        ranking = bm25_->rank(text, row_limit_of(scopes.scope, i), excluded_of(scopes.scope, i), depth_, scopes.scope.filter(i));
+    };
+    if (guard_) guard_(rank);
+    else rank();
+    return ranking;
 }
 
 Ranking RetrievalRanker::dense_one(const SearchQueries& scopes, std::size_t i, const std::vector<float>& vectors,

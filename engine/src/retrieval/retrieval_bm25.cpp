@@ -1,6 +1,7 @@
 // BM25 retrieval from the corpus's SQLite FTS5 index, limited to the cutoff prefix in SQL.
 #include "novelty/util/error.hpp"
 #include "novelty/retrieval/retrieval.hpp"
+#include "corpus/corpus_access.hpp"
 #include "corpus/sqlite_db.hpp"
 
 #include <algorithm>
@@ -60,7 +61,8 @@ std::string fts5_query(const std::string& text) {
 }
 
 struct Bm25Index::Impl {
-    std::unique_ptr<SqliteDb> db;
+    std::unique_ptr<SqliteDb> own_db;  ///< opened by path; null when reading through a Corpus's
+    SqliteDb* db = nullptr;
     std::optional<SqliteStatement> ranked;
     /// Keyed layout: the row of each key (-1 for none), and per row r the largest key among rows
     /// [0, r]. The full-text index is asked for the keys up to max_key[R - 1] alone (it takes a
@@ -71,34 +73,46 @@ struct Bm25Index::Impl {
     std::vector<std::int64_t> row_of_key, max_key;
 };
 
-Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Impl>()) {
-    const std::string path = (std::filesystem::path(corpus_dir) / "papers.sqlite").string();
-    if (!std::filesystem::exists(path)) throw CorpusError(corpus_dir + ": papers.sqlite is missing");
-    impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::read_only);
-    if (!has_table(*impl_->db, "papers_fts"))
+// Reads the keyed layout's row table first.
+void Bm25Index::open_ranking(const std::string& corpus_dir) {
+    Impl& impl = *impl_;
+    if (!has_table(*impl.db, "papers_fts"))
         throw CorpusError(corpus_dir + ": papers.sqlite has no full-text index (papers_fts); import the corpus again "
                                        "with 'novelty corpus import' to build it");
     // bm25() is negative, lower is better; ties go by corpus row. In the keyed layout the
     // index's rowid is the paper's stable key and paper_rows gives its row; in corpora of the
     // older layout the rowid is the row.
-    impl_->keyed = has_table(*impl_->db, "paper_rows");
-    if (impl_->keyed) {
-        auto keys = impl_->db->prepare("SELECT row, key FROM paper_rows ORDER BY row");
+    impl.keyed = has_table(*impl.db, "paper_rows");
+    if (impl.keyed) {
+        auto keys = impl.db->prepare("SELECT row, key FROM paper_rows ORDER BY row");
         while (keys.step()) {
             const std::int64_t row = keys.column_int(0), key = keys.column_int(1);
-            if (key < 0 || row != static_cast<std::int64_t>(impl_->max_key.size()))
+            if (key < 0 || row != static_cast<std::int64_t>(impl.max_key.size()))
                 throw CorpusError(corpus_dir + ": papers.sqlite is damaged (its paper_rows table is not numbered 0, 1, ... "
                                                "with keys); import the corpus again");
-            if (static_cast<std::size_t>(key) >= impl_->row_of_key.size()) impl_->row_of_key.resize(static_cast<std::size_t>(key) + 1, -1);
-            impl_->row_of_key[static_cast<std::size_t>(key)] = row;
-            impl_->max_key.push_back(std::max(key, impl_->max_key.empty() ? std::int64_t{-1} : impl_->max_key.back()));
+            if (static_cast<std::size_t>(key) >= impl.row_of_key.size()) impl.row_of_key.resize(static_cast<std::size_t>(key) + 1, -1);
+            impl.row_of_key[static_cast<std::size_t>(key)] = row;
+            impl.max_key.push_back(std::max(key, impl.max_key.empty() ? std::int64_t{-1} : impl.max_key.back()));
         }
     }
-    impl_->ranked.emplace(impl_->db->prepare(
-        impl_->keyed ? "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid <= ?2 "
-                       "ORDER BY s LIMIT ?3"
-                     : "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
-                       "ORDER BY s, rowid LIMIT ?3"));
+    impl.ranked.emplace(impl.db->prepare(
+        impl.keyed ? "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid <= ?2 "
+                     "ORDER BY s LIMIT ?3"
+                   : "SELECT rowid, bm25(papers_fts) AS s FROM papers_fts WHERE papers_fts MATCH ?1 AND rowid < ?2 "
+                     "ORDER BY s, rowid LIMIT ?3"));
+}
+
+Bm25Index::Bm25Index(const std::string& corpus_dir) : impl_(std::make_unique<Impl>()) {
+    const std::string path = (std::filesystem::path(corpus_dir) / "papers.sqlite").string();
+    if (!std::filesystem::exists(path)) throw CorpusError(corpus_dir + ": papers.sqlite is missing");
+    impl_->own_db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::read_only);
+    impl_->db = impl_->own_db.get();
+    open_ranking(corpus_dir);
+}
+
+Bm25Index::Bm25Index(const Corpus& corpus) : impl_(std::make_unique<Impl>()) {
+    impl_->db = &corpus_detail::papers_db(corpus);
+    open_ranking(corpus.dir());
 }
 
 Bm25Index::~Bm25Index() = default;
@@ -153,6 +167,8 @@ Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::spa
     const std::string match = fts5_query(text);
     if (match.empty() || row_limit == 0) return ranking;
     const std::unordered_set<std::int64_t> skip(excluded.begin(), excluded.end());
+    // No cutoff (SIZE_MAX) is every row; as a signed SQL value it would be -1, which is none.
+    row_limit = std::min(row_limit, impl_->keyed ? impl_->max_key.size() : static_cast<std::size_t>(INT64_MAX));
     SqliteStatement& q = *impl_->ranked;
     q.reset();
     q.bind(1, match);
@@ -163,7 +179,7 @@ Ranking Bm25Index::rank(const std::string& text, std::size_t row_limit, std::spa
         std::int64_t limit = filter ? -1 : static_cast<std::int64_t>(depth + skip.size() + 1);
         for (;;) {
             q.bind(1, match);
-            q.bind(2, impl_->max_key[std::min(row_limit, impl_->max_key.size()) - 1]);
+            q.bind(2, impl_->max_key[row_limit - 1]);
             if (rank_keyed(q, impl_->row_of_key, row_limit, skip, depth, filter, limit, ranking)) break;
             ranking = Ranking{};
             limit *= 4;

@@ -6,6 +6,7 @@
 #include "scoring/density_store_files.hpp"
 #include "search/search_rules.hpp"
 #include "util/file_util.hpp"
+#include "util/kill_point.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -331,9 +332,14 @@ void DensityStore::compact() {
     }
     std::set<std::string> written;
     for (auto& [k, all] : by_k) written.insert(merge_lists(s.cache_dir, s.vectors_sha256, k, all, max_lists_per_row));
+    // A kill from here on leaves the merged segment beside some of the ones it merged: both hold
+    // the same lists, so either serves them.
+    kill_point("densities:merged");
     std::error_code ec;
-    for (const std::string& old : merged)
+    for (const std::string& old : merged) {
         if (!written.count(old)) fs::remove(s.cache_dir / old, ec);
+        kill_point("densities:removed");
+    }
     for (const std::string& old : s.refused)
         if (Impl::is_segment_name(old)) fs::remove(s.cache_dir / old, ec);  // damaged or of other vectors: never used
     fsync_path(s.cache_dir.string());

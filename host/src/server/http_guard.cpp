@@ -141,6 +141,10 @@ GuardedHttpServer::GuardedHttpServer(ConnectionLimits limits) : limits_(limits) 
 
 GuardedHttpServer::~GuardedHttpServer() = default;
 
+void note_route(httplib::Server& http, const std::string& method, const std::string& pattern, const std::string& endpoint) {
+    if (auto* guarded = dynamic_cast<GuardedHttpServer*>(&http)) guarded->note({method, pattern, endpoint});
+}
+
 ConnectionCounts GuardedHttpServer::counts() const { return {open_.load(), rejected_.load(), timed_out_.load()}; }
 
 void GuardedHttpServer::close_after_reply() {

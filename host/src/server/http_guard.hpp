@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace novelty::host::detail {
 
@@ -37,12 +39,21 @@ struct ConnectionCounts {
     std::size_t timed_out = 0;     ///< requests cut off by the header or body deadline
 };
 
+/// One route as registered: method, path pattern (cpp-httplib's, a regular expression for a
+/// path with parameters) and its metrics endpoint name.
+struct RouteEntry {
+    std::string method, pattern, endpoint;
+};
+
 class GuardedHttpServer : public httplib::Server {
 public:
     explicit GuardedHttpServer(ConnectionLimits limits);
     ~GuardedHttpServer() override;
 
     ConnectionCounts counts() const;
+    /// The routes noted so far (note_route), in order.
+    const std::vector<RouteEntry>& routes() const { return routes_; }
+    void note(RouteEntry route) { routes_.push_back(std::move(route)); }
     /// From a handler: close the connection after this reply (a body was left unread).
     static void close_after_reply();
 
@@ -59,7 +70,13 @@ private:
     std::atomic<std::size_t> open_{0};
     std::atomic<std::size_t> rejected_{0};
     std::atomic<std::size_t> timed_out_{0};
+    std::vector<RouteEntry> routes_;  ///< written while routing, before the server starts
 };
+
+/// Notes a route in the server's table when `http` is a GuardedHttpServer (the server's); every
+/// place that routes an operation calls it beside http.Get / http.Post, so that the table, which
+/// docs/openapi.yaml is checked against, holds every operation served.
+void note_route(httplib::Server& http, const std::string& method, const std::string& pattern, const std::string& endpoint);
 
 /// Reads a request body through `reader` (a content-reader handler's), keeping at most
 /// `max_bytes`. Throws HttpError 413 beyond that (whatever the transfer encoding), 408 when

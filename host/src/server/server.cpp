@@ -48,6 +48,15 @@ std::string error_body(const std::string& message, const std::string& parameter 
     return dump_json(body);
 }
 
+const char* default_message(int status);
+
+/// An exception's message for a reply: never empty (a message that began with a NUL byte read as
+/// one), so that every refusal says something.
+std::string message_of(const std::exception& e, int status) {
+    const std::string message = e.what();
+    return message.empty() ? default_message(status) : message;
+}
+
 const char* default_message(int status) {
     switch (status) {
         case 400: return "bad request";
@@ -163,14 +172,14 @@ struct Server::Impl {
             }
         } catch (const detail::HttpError& e) {
             res.status = e.status();
-            res.set_content(error_body(e.what()), "application/json");
+            res.set_content(error_body(message_of(e, e.status())), "application/json");
         } catch (const std::exception& e) {
             // The status comes from the one table (novelty/util/error.hpp); a parameter at fault is
             // named as the JSON key that sets it.
             const ErrorCodes codes = error_codes(error_kind(e));
             const auto* usage = dynamic_cast<const UsageError*>(&e);
             res.status = codes.http_status;
-            res.set_content(error_body(e.what(), usage ? usage->parameter() : ""), "application/json");
+            res.set_content(error_body(message_of(e, codes.http_status), usage ? usage->parameter() : ""), "application/json");
             if (codes.http_status >= 500 && options.on_log) options.on_log(req.method + " " + req.path + ": " + e.what());
         }
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -179,6 +188,7 @@ struct Server::Impl {
 
     void post_json(const std::string& path, const std::string& endpoint,
                    std::string (ServerEngine::*method)(const nlohmann::json&)) {
+        detail::note_route(http, "POST", path, endpoint);
         http.Post(path, [this, endpoint, method](const httplib::Request& req, httplib::Response& res,
                                                  const httplib::ContentReader& reader) {
             serve(endpoint, true, req, res, [&] {
@@ -209,6 +219,7 @@ struct Server::Impl {
         post_json("/v1/embed", "embed", &ServerEngine::embed);
         post_json("/v1/retrieve", "retrieve", &ServerEngine::retrieve);
         add_s2_routes();
+        detail::note_route(http, "GET", "/healthz", "healthz");
         http.Get("/healthz", [this](const httplib::Request& req, httplib::Response& res) {
             serve("healthz", false, req, res, [&] {
                 const Corpus& corpus = engine.corpus();
@@ -224,11 +235,13 @@ struct Server::Impl {
             });
         });
         not_allowed("/healthz", "healthz", "GET");
+        detail::note_route(http, "GET", "/metrics", "metrics");
         http.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
             serve("metrics", true, req, res,
                   [&] { res.set_content(metrics.render(extra_metrics()), "text/plain; version=0.0.4; charset=utf-8"); });
         });
         not_allowed("/metrics", "metrics", "GET");
+        detail::note_route(http, "GET", R"(/v1/jobs/([0-9A-Za-z]+))", "jobs");
         http.Get(R"(/v1/jobs/([0-9A-Za-z]+))", [this](const httplib::Request& req, httplib::Response& res) {
             serve("jobs", true, req, res, [&] {
                 const auto job = jobs.get(req.matches[1]);
@@ -260,6 +273,7 @@ struct Server::Impl {
 
     /// The web page's files and the endpoints only it needs (host/src/server/ui_*.cpp).
     void route_ui() {
+        detail::note_route(http, "POST", "/v1/papers", "papers");
         http.Post("/v1/papers", [this](const httplib::Request& req, httplib::Response& res,
                                        const httplib::ContentReader& reader) {
             serve("papers", true, req, res, [&] {
@@ -268,6 +282,7 @@ struct Server::Impl {
             });
         });
         not_allowed("/v1/papers", "papers", "POST");
+        detail::note_route(http, "GET", "/v1/corpus/rnd", "corpus_rnd");
         http.Get("/v1/corpus/rnd", [this](const httplib::Request& req, httplib::Response& res) {
             serve("corpus_rnd", true, req, res, [&] {
                 nlohmann::json params = nlohmann::json::object();
@@ -354,6 +369,7 @@ void Server::add_job_endpoint(const std::string& path, const std::string& kind, 
 void Server::add_progress_job_endpoint(const std::string& path, const std::string& kind, ProgressJobFactory factory) {
     Impl& s = *impl_;
     if (s.started) throw UsageError("add_job_endpoint: call it before start()");
+    detail::note_route(s.http, "POST", path, kind);
     s.http.Post(path, [&s, kind, factory](const httplib::Request& req, httplib::Response& res,
                                            const httplib::ContentReader& reader) {
         s.serve(kind, true, req, res, [&] {
@@ -407,5 +423,11 @@ void Server::stop() {
 BatchCounts Server::batch_counts() const { return impl_->engine.batch_counts(); }
 
 std::size_t Server::in_flight() const { return impl_->in_flight.load(); }
+
+std::vector<ServedRoute> Server::routes() const {
+    std::vector<ServedRoute> out;
+    for (const detail::RouteEntry& r : impl_->http.routes()) out.push_back({r.method, r.pattern, r.endpoint});
+    return out;
+}
 
 }  // namespace novelty::host

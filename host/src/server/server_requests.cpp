@@ -48,7 +48,8 @@ void refuse_unknown_keys(const nlohmann::json& body, std::initializer_list<const
         if (listed) continue;
         std::string takes;
         for (const char* key : known) takes += std::string(takes.empty() ? "" : ", ") + "\"" + key + "\"";
-        bad(it.key(), "unknown key (the request takes " + takes + ")");
+        // (the key as a message shows it: a NUL or control byte in it would cut or garble the reply)
+        bad(clip_for_message(it.key()), "unknown key (the request takes " + takes + ")");
     }
 }
 

@@ -1,5 +1,6 @@
 #include "server/ui_static.hpp"
 
+#include "server/http_guard.hpp"
 #include "server/ui_embedded.hpp"
 
 #include "novelty/util/error.hpp"
@@ -78,7 +79,9 @@ void add_ui_static_routes(httplib::Server& http, const UiFiles& files, const Ser
             });
         };
     };
+    note_route(http, "GET", "/", "ui");
     http.Get("/", redirect(302, "ui"));
+    note_route(http, "GET", "/ui", "ui");
     http.Get("/ui", redirect(301, "ui"));
     auto file = [&files, serve](const httplib::Request& req, httplib::Response& res) {
         serve("ui", false, req, res, [&] {
@@ -95,6 +98,7 @@ void add_ui_static_routes(httplib::Server& http, const UiFiles& files, const Ser
             res.set_content(found->body, found->content_type);
         });
     };
+    note_route(http, "GET", R"(/ui/([A-Za-z0-9._-]*))", "ui");
     http.Get(R"(/ui/([A-Za-z0-9._-]*))", file);
 }
 

@@ -1,6 +1,7 @@
 // Corpus integrity (issue 22): add-vectors follows the import's input order, caches and corpus
 // files are checked against their checksums, outputs never overwrite inputs, --overwrite keeps
 // foreign files, and an import interrupted between its renames is repaired.
+#include "corpus/corpus_lock.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/io/npy.hpp"
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using novelty::test::run_cli;
@@ -307,4 +310,42 @@ TEST(CorpusIntegrity, AnImportKilledBetweenItsRenamesIsRepairedOnTheNextOpen) {
     EXPECT_NE(r.err.find("completed an interrupted 'corpus import --overwrite'"), std::string::npos) << r.err;
     EXPECT_EQ(novelty::Corpus::open(tmp.file("c")).size(), 5u);
     EXPECT_FALSE(fs::exists(tmp.file("c.replaced-" + dead)));
+}
+
+// An import's leftovers are judged by the lock the import holds on its DIR.importing-PID, not by
+// whether a process has that PID (issue 48): after a restart a container's import runs as the
+// same PID again, and an unlocked folder under a PID in use was never repaired. Here the PID is
+// this test's own, alive throughout.
+TEST(CorpusIntegrity, ImportLeftoversUnderAPidInUseAreJudgedByTheirLock) {
+    TempDir tmp;
+    novelty::test::write_file(tmp.file("a.jsonl"), records(4, "a"));
+    novelty::test::write_file(tmp.file("b.jsonl"), records(5, "b"));
+    ASSERT_EQ(run_cli(import_cmd(tmp.file("a.jsonl"), tmp.file("old"))).exit_code, 0);
+    ASSERT_EQ(run_cli(import_cmd(tmp.file("b.jsonl"), tmp.file("new"))).exit_code, 0);
+    const std::string live = std::to_string(::getpid());
+    const auto leave_leftovers = [&] {
+        fs::copy(tmp.file("old"), tmp.file("c.replaced-" + live), fs::copy_options::recursive);
+        fs::copy(tmp.file("new"), tmp.file("c.importing-" + live), fs::copy_options::recursive);
+    };
+    // Killed between the renames, the new corpus complete: completed although the PID is in use.
+    leave_leftovers();
+    EXPECT_EQ(novelty::Corpus::open(tmp.file("c")).size(), 5u);
+    EXPECT_FALSE(fs::exists(tmp.file("c.replaced-" + live)));
+    EXPECT_FALSE(fs::exists(tmp.file("c.importing-" + live)));
+    // A live import's folders (its DIR.importing-PID locked) are left alone, the old corpus too,
+    // even with DIR missing; once the lock is gone they are repaired.
+    fs::remove_all(tmp.file("c"));
+    leave_leftovers();
+    {
+        const novelty::WorkFolderLock held(tmp.file("c.importing-" + live));
+        EXPECT_THROW(novelty::Corpus::open(tmp.file("c")), novelty::CorpusError);
+        EXPECT_TRUE(fs::exists(tmp.file("c.replaced-" + live)));
+        EXPECT_TRUE(fs::exists(tmp.file("c.importing-" + live)));
+    }
+    EXPECT_EQ(novelty::Corpus::open(tmp.file("c")).size(), 5u);
+    EXPECT_FALSE(fs::exists(tmp.file("c.replaced-" + live)));
+    // Killed after the new corpus was in place: the old one is removed, its DIR.importing-PID gone.
+    fs::copy(tmp.file("old"), tmp.file("c.replaced-" + live), fs::copy_options::recursive);
+    EXPECT_EQ(novelty::Corpus::open(tmp.file("c")).size(), 5u);
+    EXPECT_FALSE(fs::exists(tmp.file("c.replaced-" + live)));
 }

@@ -4,12 +4,14 @@
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/util/error.hpp"
 #include "novelty/retrieval/retrieval.hpp"
+#include "novelty/request/retrieval_run.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace novelty;
 using novelty::test::TempDir;
@@ -205,4 +207,47 @@ TEST(CutoffRetrieval, APostCutoffNearDuplicateIsNeverReturned) {
     q.scope.row_limit = {corpus.size()};
     EXPECT_EQ(dense_rankings(*backend->build(VectorView::of(vectors, dim)), q, 10)[0].rows[0], dup);
     EXPECT_EQ(index.rank(answer_text, corpus.size(), {}, 10).rows[0], dup);
+}
+
+// BM25 ranks the papers the corpus opened, not whatever DIR holds now (issue 48): the ranker
+// opened DIR/papers.sqlite by path, so after an import --overwrite (or an add through a copy)
+// replaced the directory under an open corpus (a server's) its rows were another corpus's.
+TEST(Bm25, ARankerReadsTheCorpusItsCorpusOpenedAfterTheDirectoryWasReplaced) {
+    TempDir tmp;
+    const std::string dir = import_jsonl(tmp,
+        "{\"id\": \"r0\", \"title\": \"alpha beta\", \"abstract\": \"gamma\", \"date\": \"2020-01-01\"}\n"
+        "{\"id\": \"r1\", \"title\": \"alpha alpha\", \"abstract\": \"delta\", \"date\": \"2020-01-02\"}\n"
+        "{\"id\": \"r2\", \"title\": \"beta\", \"abstract\": \"gamma delta\", \"date\": \"2020-01-03\"}\n");
+    const Corpus corpus = Corpus::open(dir);
+    // The replacement has "alpha" only in its last row.
+    test::write_file(tmp.file("new.jsonl"),
+        "{\"id\": \"n0\", \"title\": \"omega\", \"abstract\": \"kappa\", \"date\": \"2019-01-01\"}\n"
+        "{\"id\": \"n1\", \"title\": \"omega mu\", \"abstract\": \"nu\", \"date\": \"2019-01-02\"}\n"
+        "{\"id\": \"n2\", \"title\": \"zeta\", \"abstract\": \"alpha\", \"date\": \"2019-01-03\"}\n"
+        "{\"id\": \"n3\", \"title\": \"xi\", \"abstract\": \"pi\", \"date\": \"2019-01-04\"}\n");
+    ImportOptions options;
+    options.sources.push_back({tmp.file("new.jsonl"), ImportFormat::jsonl, ""});
+    options.out_dir = dir;
+    options.overwrite = true;
+    import_corpus(options);
+    ASSERT_EQ(Corpus::open(dir).size(), 4u) << "DIR holds the new corpus";
+
+    RetrievalSettings settings;
+    settings.methods = {"bm25"};
+    settings.k = 10;
+    std::size_t guarded = 0;
+    RetrievalRanker ranker(corpus, settings, {}, nullptr, nullptr, [&](const std::function<void()>& use) {
+        ++guarded;
+        use();
+    });
+    const std::vector<std::string> ids{"q"}, texts{"alpha"};
+    SearchQueries scopes;
+    scopes.n_queries = 1;
+    const auto ranked = ranker.rank(RetrievalBatch{ids, texts, scopes}, {});
+    ASSERT_EQ(ranked.size(), 1u);
+    EXPECT_EQ(ranked[0].at("bm25").rows, (std::vector<std::int64_t>{1, 0})) << "the open corpus's rows r1, r0";
+    EXPECT_EQ(guarded, 1u) << "the BM25 ranking ran under the caller's corpus lock";
+    EXPECT_EQ(Bm25Index(corpus).rank("alpha", 3, {}, 10).rows, (std::vector<std::int64_t>{1, 0}));
+    EXPECT_EQ(Bm25Index(corpus).rank("alpha", SIZE_MAX, {}, 10).rows, (std::vector<std::int64_t>{1, 0})) << "no cutoff";
+    EXPECT_EQ(Bm25Index(dir).rank("alpha", 4, {}, 10).rows, (std::vector<std::int64_t>{2})) << "by path: the new one";
 }

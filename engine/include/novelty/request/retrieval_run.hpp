@@ -88,11 +88,15 @@ class RetrievalRanker {
 public:
     using DenseFn = std::function<std::vector<Ranking>(const SearchQueries& queries, std::size_t depth)>;
     using EmbedFn = std::function<std::vector<float>(const std::vector<std::string>& texts)>;
+    /// Runs its argument while the caller's lock on `corpus` is held (for a corpus other threads
+    /// use too); the BM25 rankings read through the corpus's own connection (Bm25Index).
+    using CorpusGuard = std::function<void(const std::function<void()>& use)>;
 
-    /// `modes` from retrieval_modes(settings, ...). Opens the BM25 index when a method needs it
-    /// (CorpusError for a corpus without one).
+    /// `modes` from retrieval_modes(settings, ...). Opens the BM25 index, through `corpus` (the
+    /// papers it opened, even if its directory was replaced since), when a method needs it
+    /// (CorpusError for a corpus without one). Each BM25 ranking runs inside `guard` when given.
     RetrievalRanker(const Corpus& corpus, RetrievalSettings settings, std::vector<RewriteMode> modes, DenseFn dense,
-                    EmbedFn embed);
+                    EmbedFn embed, CorpusGuard guard = {});
     ~RetrievalRanker();
 
     bool need_dense() const { return need_dense_; }
@@ -108,6 +112,8 @@ public:
 
 private:
     Ranking dense_one(const SearchQueries& scopes, std::size_t i, const std::vector<float>& vectors, std::size_t v);
+    /// The BM25 ranking of `text` for query i of `scopes`, inside guard_.
+    Ranking bm25_one(const SearchQueries& scopes, std::size_t i, const std::string& text);
     void rank_rewrites(const RetrievalBatch& batch, std::size_t i, const RewritesById& rewrites, RankingsByTag& out);
 
     const Corpus& corpus_;
@@ -115,6 +121,7 @@ private:
     std::vector<RewriteMode> modes_;
     DenseFn dense_;
     EmbedFn embed_;
+    CorpusGuard guard_;
     bool need_dense_ = false, need_bm25_ = false;
     std::size_t depth_ = 0;
     std::unique_ptr<Bm25Index> bm25_;

@@ -20,6 +20,8 @@
 
 namespace novelty {
 
+class Corpus;
+
 /// One ranked list of corpus rows, best first. rows.size() == scores.size(); scores never
 /// increase down the list (higher is better for every method).
 struct Ranking {
@@ -50,6 +52,12 @@ public:
     /// Opens DIR/papers.sqlite read-only. Throws CorpusError when it is missing or has no
     /// papers_fts table (a corpus built before the full-text index: import it again).
     explicit Bm25Index(const std::string& corpus_dir);
+    /// Reads the papers.sqlite `corpus` opened, through its own connection: the same papers as
+    /// its rows and vectors even when its directory was replaced since (an import --overwrite, an
+    /// add through a copy), where opening DIR again would rank another corpus's rows. `corpus`
+    /// must outlive the index, and calls to rank() are serialised with the corpus's other uses.
+    /// Throws CorpusError as above.
+    explicit Bm25Index(const Corpus& corpus);
     ~Bm25Index();
     Bm25Index(Bm25Index&&) noexcept;
     Bm25Index& operator=(Bm25Index&&) noexcept;
@@ -63,6 +71,8 @@ public:
 
 private:
     struct Impl;
+    /// Prepares the ranking statement on impl_->db (CorpusError naming `corpus_dir`).
+    void open_ranking(const std::string& corpus_dir);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace novelty::host {
 
@@ -73,6 +74,15 @@ using JobFactory = std::function<std::function<std::string()>(const std::string&
 using ProgressJobFactory = std::function<std::function<std::string(const JobProgressFn&)>(const std::string& body)>;
 
 /// Counts the batcher's backend calls so far, per endpoint kind (score, search, embed).
+/// One operation the server answers (its route table, Server::routes()).
+struct ServedRoute {
+    std::string method;    ///< "GET" or "POST"
+    /// The path as routed: a literal path, or a regular expression whose groups are the path's
+    /// parameters, e.g. "/v1/jobs/([0-9A-Za-z]+)".
+    std::string pattern;
+    std::string endpoint;  ///< the name /metrics counts it under, e.g. "score"
+};
+
 struct BatchCounts {
     std::size_t score_calls = 0, search_calls = 0, embed_calls = 0;
     std::size_t score_requests = 0, search_requests = 0, embed_requests = 0;
@@ -105,6 +115,10 @@ public:
     BatchCounts batch_counts() const;
     /// Requests being handled now.
     std::size_t in_flight() const;
+    /// Every operation the server answers, in the order routed (job endpoints included once
+    /// added); not the 405 replies to other methods. docs/openapi.yaml describes each of them
+    /// (`novelty serve --print-routes` prints this table; python/tests/test_openapi.py compares).
+    std::vector<ServedRoute> routes() const;
 
 private:
     struct Impl;

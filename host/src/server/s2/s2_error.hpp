@@ -2,6 +2,8 @@
 // {"error": message} (docs/api.md, "Semantic Scholar-compatible API").
 #pragma once
 
+#include "util/message_text.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -17,9 +19,11 @@ private:
 };
 
 /// A 400 naming query parameters with values the API refuses, in its message form
-/// "Unacceptable query params: [name=value]" followed by what to send instead.
+/// "Unacceptable query params: [name=value]" followed by what to send instead. The name and value
+/// are shown as a message shows input (clip_for_message: a NUL or control byte escaped, not
+/// cutting the message short).
 [[noreturn]] inline void bad_param(const std::string& name, const std::string& value, const std::string& why) {
-    throw S2Error(400, "Unacceptable query params: [" + name + "=" + value + "]: " + why);
+    throw S2Error(400, "Unacceptable query params: [" + clip_for_message(name) + "=" + clip_for_message(value) + "]: " + why);
 }
 
 }  // namespace novelty::host::s2

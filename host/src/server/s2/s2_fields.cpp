@@ -88,7 +88,7 @@ FieldSelection parse_fields(const std::optional<std::string>& param, const std::
         if (!select(scope, name, out)) unknown.push_back(name);
     if (!unknown.empty()) {
         std::string list;
-        for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+        for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + clip_for_message(u);
         throw S2Error(400, "Unrecognized or unsupported fields: [" + list + "]");
     }
     return out;

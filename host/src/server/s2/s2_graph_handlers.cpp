@@ -128,7 +128,7 @@ Reply author_details(S2Corpus& corpus, const std::string& id, const Params& para
     refuse_unknown(params, {"fields"});
     const FieldSelection fields = author_fields(params);
     const CatalogueAuthor* a = corpus.catalogue().author(id);
-    if (!a) throw S2Error(404, "Author with id " + id + " not found");
+    if (!a) throw S2Error(404, "Author with id " + clip_for_message(id) + " not found");
     return author_json(author_of(*a), fields, context_of(corpus));
 }
 
@@ -137,7 +137,7 @@ Reply author_papers(S2Corpus& corpus, const std::string& id, const Params& param
     const FieldSelection fields = parse_fields(param(params, "fields"), "title", FieldScope::paper);
     const Page page = page_of(params, 100, max_list, 9999999);
     const CatalogueAuthor* a = corpus.catalogue().author(id);
-    if (!a) throw S2Error(404, "Author with id " + id + " not found");
+    if (!a) throw S2Error(404, "Author with id " + clip_for_message(id) + " not found");
     const std::vector<std::size_t> rows = within_dates(corpus, a->rows, params);
     return paged(rows.size(), page, false, [&](std::size_t begin, std::size_t end) {
         return papers_json(corpus, std::vector<std::int64_t>(rows.begin() + begin, rows.begin() + end), fields);

@@ -88,7 +88,7 @@ std::optional<std::size_t> row_of_id(S2Corpus& corpus, const std::string& id) {
 
 std::size_t row_or_404(S2Corpus& corpus, const std::string& id) {
     const auto row = row_of_id(corpus, id);
-    if (!row) throw S2Error(404, "Paper with id " + id + " not found");
+    if (!row) throw S2Error(404, "Paper with id " + clip_for_message(id) + " not found");
     return *row;
 }
 

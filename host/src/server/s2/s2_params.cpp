@@ -56,7 +56,7 @@ void refuse_unknown(const Params& params, std::initializer_list<const char*> kno
         if (std::find_if(known.begin(), known.end(), [&](const char* k) { return name == k; }) != known.end()) continue;
         std::string list;
         for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        throw S2Error(400, "Unrecognized query params: [" + name + "]; this server takes " + list);
+        throw S2Error(400, "Unrecognized query params: [" + clip_for_message(name) + "]; this server takes " + list);
     }
 }
 

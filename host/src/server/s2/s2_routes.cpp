@@ -19,7 +19,9 @@ using Handler = std::function<nlohmann::ordered_json(const httplib::Request&, co
 
 void reply_error(httplib::Response& res, int status, const std::string& message) {
     res.status = status;
-    res.set_content(nlohmann::ordered_json{{"error", message}}.dump(), "application/json");
+    // (never an empty message: one that began with a NUL byte would read as one)
+    const std::string said = message.empty() ? "request failed with status " + std::to_string(status) : message;
+    res.set_content(nlohmann::ordered_json{{"error", said}}.dump(), "application/json");
 }
 
 /// Runs a handler with the key check, the API's error shape and the server's metrics.
@@ -52,6 +54,7 @@ void serve(const S2Hooks& hooks, const std::string& endpoint, const httplib::Req
 
 void route_get(httplib::Server& http, const S2Hooks& hooks, const std::string& path, const std::string& endpoint,
          const Handler& handler) {
+    detail::note_route(http, "GET", path, endpoint);
     http.Get(path, [hooks, endpoint, handler](const httplib::Request& req, httplib::Response& res) {
         serve(hooks, endpoint, req, res, [&] { res.set_content(handler(req, "").dump(), "application/json"); });
     });
@@ -59,6 +62,7 @@ void route_get(httplib::Server& http, const S2Hooks& hooks, const std::string& p
 
 void route_post(httplib::Server& http, const S2Hooks& hooks, const std::string& path, const std::string& endpoint,
           const Handler& handler) {
+    detail::note_route(http, "POST", path, endpoint);
     http.Post(path, [hooks, endpoint, handler](const httplib::Request& req, httplib::Response& res,
                                                const httplib::ContentReader& reader) {
         serve(hooks, endpoint, req, res, [&] {
