@@ -20,7 +20,11 @@ SERVER_SOURCES = ROOT / "host" / "src" / "server"
 
 def template_of(pattern: str) -> str:
     """A routed path with each parameter as {}: the groups of a cpp-httplib regular expression
-    ("/v1/jobs/([0-9A-Za-z]+)") and the names of an OpenAPI template ("/v1/jobs/{id}") alike."""
+    ("/v1/jobs/([0-9A-Za-z]+)") and the names of an OpenAPI template ("/v1/jobs/{id}") alike. An
+    optional trailing slash ("/recommendations/v1/papers/?", which clients send) is the path
+    without it."""
+    if pattern.endswith("/?"):
+        pattern = pattern[:-2]
     out, depth = "", 0
     for c in pattern:
         if c == "(":
@@ -53,6 +57,7 @@ def test_template_of_makes_regex_groups_and_names_alike() -> None:
     assert template_of("/v1/jobs/([0-9A-Za-z]+)") == template_of("/v1/jobs/{id}") == "/v1/jobs/{}"
     assert template_of("/graph/v1/paper/(.+)") == "/graph/v1/paper/{}"
     assert template_of("/a/((x)|(y))/b/{name}") == "/a/{}/b/{}"
+    assert template_of("/recommendations/v1/papers/?") == "/recommendations/v1/papers"
 
 
 def test_every_served_operation_is_in_the_spec_and_every_spec_operation_is_served(demo_dir: str) -> None:
