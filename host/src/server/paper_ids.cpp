@@ -11,14 +11,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-const json* find_key(const json& extra, std::initializer_list<const char*> keys) {
-    if (!extra.is_object()) return nullptr;
-    for (const char* key : keys) {
-        auto it = extra.find(key);
-        if (it != extra.end() && !it->is_null()) return &*it;
-    }
-    return nullptr;
-}
 
 std::string text_of(const json* v) {
     if (!v) return "";
@@ -128,6 +120,15 @@ IdLookup paper_id_lookup(const std::string& id) {
         out.s2_sha = s2_sha_of_url(url);
     }
     return out;
+}
+
+const json* find_key(const json& extra, std::initializer_list<const char*> keys) {
+    if (!extra.is_object()) return nullptr;
+    for (const char* key : keys) {
+        auto it = extra.find(key);
+        if (it != extra.end() && !it->is_null()) return &*it;
+    }
+    return nullptr;
 }
 
 }  // namespace novelty::host

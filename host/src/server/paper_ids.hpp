@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ namespace novelty::host {
 /// The import format shared by every source of the corpus ("" when they differ or none is
 /// recorded): it says what a bare paper id is (s2: a CorpusId; pubmed: a PMID; arxiv: an arXiv id).
 std::string corpus_format(const CorpusManifest& manifest);
+
+/// The first of `keys` that `extra` (a record's extra JSON) holds with a non-null value; null
+/// when extra is not an object or holds none of them.
+const nlohmann::json* find_key(const nlohmann::json& extra, std::initializer_list<const char*> keys);
 
 /// The paper's ids elsewhere, with the Semantic Scholar API's keys ("DOI", "ArXiv", "PubMed",
 /// "PubMedCentral", "CorpusId" as a number, any other key of the record's own "externalids" or

@@ -1,4 +1,5 @@
 #include "server/s2/s2_metadata.hpp"
+#include "server/paper_ids.hpp"
 
 #include <cctype>
 #include <string_view>
@@ -10,14 +11,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-const json* find_key(const json& extra, std::initializer_list<const char*> keys) {
-    if (!extra.is_object()) return nullptr;
-    for (const char* key : keys) {
-        auto it = extra.find(key);
-        if (it != extra.end() && !it->is_null()) return &*it;
-    }
-    return nullptr;
-}
 
 template <class Json>
 std::string text_of(const Json* v) {
