@@ -41,16 +41,18 @@ std::string random_corpus(const TempDir& tmp, std::size_t n, std::size_t dim) {
 
 TEST(EmulatedDeviceCli, ASmallDeviceStreamsTheCorpusAndAnswersAsTheCpu) {
     TempDir tmp;
-    const std::string corpus = random_corpus(tmp, 20000, 64);  // 5 MB of float32 rows
+    const std::string corpus = random_corpus(tmp, 200000, 64);  // 51 MB of float32 rows
     std::string queries;
     for (int i = 0; i < 30; ++i)
-        queries += "{\"id\": \"p" + std::to_string(i * 611) + "\"" + (i % 2 ? ", \"date\": \"" + std::to_string(2003 + i % 15) + "\"" : "") + "}\n";
+        queries += "{\"id\": \"p" + std::to_string(i * 6661) + "\"" + (i % 2 ? ", \"date\": \"" + std::to_string(2003 + i % 15) + "\"" : "") + "}\n";
     novelty::test::write_file(tmp.file("q.jsonl"), queries);
     const std::string args = "search --corpus " + shell_quote(corpus) + " --queries " + shell_quote(tmp.file("q.jsonl")) + " --k 25 --out ";
     const auto cpu = run_cli(args + shell_quote(tmp.file("cpu.jsonl")) + " --device cpu -q");
     ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
     const std::string profile = tmp.file("profile.jsonl");
-    ::setenv("NOVELTY_EMULATED_DEVICE_MIB", "4", 1);
+    // 80 MiB: a budget of 90% cannot hold the corpus beside the work buffers, but holds two chunks
+    // of one corpus tile (65,536 rows) each.
+    ::setenv("NOVELTY_EMULATED_DEVICE_MIB", "80", 1);
     ::setenv("NOVELTY_CUDA_PROFILE", profile.c_str(), 1);
     const auto emulated = run_cli(args + shell_quote(tmp.file("emu.jsonl")) + " --device cuda-emulated --device-storage f32");
     ::unsetenv("NOVELTY_CUDA_PROFILE");
