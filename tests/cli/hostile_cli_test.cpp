@@ -3,6 +3,7 @@
 // imports whose text would poison the corpus, and metadata filters that silently matched nothing.
 #include "llm/json_answer.hpp"
 #include "novelty/io/npy.hpp"
+#include "cli_corpora.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -18,28 +19,9 @@ using novelty::test::shell_quote;
 using novelty::test::TempDir;
 using novelty::test::write_file;
 
-namespace {
-
-// A 3-paper corpus with 4-d vectors and no encoder.
-std::string small_corpus(const TempDir& tmp) {
-    write_file(tmp.file("p.jsonl"), "{\"id\": \"a\", \"title\": \"A\", \"year\": 2001}\n"
-                                    "{\"id\": \"b\", \"title\": \"B\", \"year\": 2002}\n"
-                                    "{\"id\": \"c\", \"title\": \"C\", \"year\": 2003}\n");
-    const std::string dir = tmp.file("c");
-    auto r = run_cli("corpus import -q --in " + shell_quote(tmp.file("p.jsonl")) + " --out " + shell_quote(dir));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    const float rows[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-    novelty::write_npy(tmp.file("v.npy"), novelty::DType::f32, 3, 4, rows);
-    r = run_cli("corpus add-vectors -q " + shell_quote(dir) + " --vectors " + shell_quote(tmp.file("v.npy")));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return dir;
-}
-
-}  // namespace
-
 TEST(HostileCli, NegativeCountsAreRefused) {
     TempDir tmp;
-    const std::string dir = small_corpus(tmp);
+    const std::string dir = novelty::test::three_paper_corpus(tmp);
     write_file(tmp.file("q.jsonl"), "{\"id\": \"a\"}\n");
     for (const std::string& flags : {std::string("--threads -1"), std::string("--evidence -1")}) {
         const auto r = run_cli("score --corpus " + shell_quote(dir) + " --ideas " + shell_quote(tmp.file("q.jsonl")) +
@@ -56,7 +38,7 @@ TEST(HostileCli, NegativeCountsAreRefused) {
 
 TEST(HostileCli, TokenFileThatIsADirectoryIsNamedAsSuch) {
     TempDir tmp;
-    const std::string dir = small_corpus(tmp);
+    const std::string dir = novelty::test::three_paper_corpus(tmp);
     std::filesystem::create_directories(tmp.file("tokens"));
     const auto r = run_cli("serve --corpus " + shell_quote(dir) + " --port 0 --token-file " + shell_quote(tmp.file("tokens")));
     EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -67,7 +49,7 @@ TEST(HostileCli, TokenFileThatIsADirectoryIsNamedAsSuch) {
 // embedding would fail differently); one whose id is a paper uses that paper's vector.
 TEST(HostileCli, WhitespaceOnlyQueryTextIsNoText) {
     TempDir tmp;
-    const std::string dir = small_corpus(tmp);
+    const std::string dir = novelty::test::three_paper_corpus(tmp);
     write_file(tmp.file("q.jsonl"), "{\"id\": \"zz\", \"title\": \"  \\t\", \"text\": \"\\n \"}\n");
     auto r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(tmp.file("q.jsonl")) + " --k 1");
     EXPECT_EQ(r.exit_code, 3) << r.err;
@@ -261,7 +243,7 @@ TEST(HostileFilters, VenuesWithCommasComeFromAFileAndVenueRepeats) {
 // (issue 48), not only the id; so is a repeat far from its first line, and in a .gz file.
 TEST(HostileCli, ARepeatedQueryIdNamesTheFileAndBothLines) {
     TempDir tmp;
-    const std::string dir = small_corpus(tmp);
+    const std::string dir = novelty::test::three_paper_corpus(tmp);
     const std::string shared = std::string(NOVELTY_SHARED_DATA_DIR) + "/ml_papers_paperlists.jsonl.gz";
     if (std::filesystem::exists(shared)) {
         const auto r = run_cli("search --corpus " + shell_quote(dir) + " --queries " + shell_quote(shared) + " --k 1");

@@ -2,6 +2,7 @@
 // was read as 0 and '010' as octal 8. Every numeric flag of every command is checked in one place
 // (tools/numeric_flags.cpp); these cases span commands, integer, unsigned and real flags.
 #include "novelty/io/npy.hpp"
+#include "cli_corpora.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -16,20 +17,10 @@ using novelty::test::write_file;
 
 namespace {
 
-// A 3-paper corpus with 4-d vectors and no encoder, and one query naming its first paper.
+// The three-paper corpus, and one query naming its first paper.
 std::string small_corpus(const TempDir& tmp) {
-    write_file(tmp.file("p.jsonl"), "{\"id\": \"a\", \"title\": \"A\", \"year\": 2001}\n"
-                                    "{\"id\": \"b\", \"title\": \"B\", \"year\": 2002}\n"
-                                    "{\"id\": \"c\", \"title\": \"C\", \"year\": 2003}\n");
     write_file(tmp.file("q.jsonl"), "{\"id\": \"a\"}\n");
-    const std::string dir = tmp.file("c");
-    auto r = run_cli("corpus import -q --in " + shell_quote(tmp.file("p.jsonl")) + " --out " + shell_quote(dir));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    const float rows[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-    novelty::write_npy(tmp.file("v.npy"), novelty::DType::f32, 3, 4, rows);
-    r = run_cli("corpus add-vectors -q " + shell_quote(dir) + " --vectors " + shell_quote(tmp.file("v.npy")));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return dir;
+    return novelty::test::three_paper_corpus(tmp);
 }
 
 struct Case {

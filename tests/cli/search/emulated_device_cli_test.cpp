@@ -6,6 +6,7 @@
 #include "novelty/io/npy.hpp"
 #include "search_reference.hpp"
 #include "json_lines.hpp"
+#include "cli_corpora.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -20,28 +21,9 @@ using novelty::test::run_cli;
 using novelty::test::shell_quote;
 using novelty::test::TempDir;
 
-namespace {
-
-/// n papers in date order with random dim-d vectors.
-std::string random_corpus(const TempDir& tmp, std::size_t n, std::size_t dim) {
-    std::string records;
-    for (std::size_t i = 0; i < n; ++i)
-        records += "{\"id\": \"p" + std::to_string(i) + "\", \"title\": \"paper " + std::to_string(i) + "\", \"date\": \"" +
-                   std::to_string(2000 + i * 20 / n) + "-0" + std::to_string(1 + i % 9) + "-1" + std::to_string(i % 10) + "\"}\n";
-    novelty::test::write_file(tmp.file("papers.jsonl"), records);
-    const auto rows = novelty::test::random_unit_rows(n, dim, 31);
-    novelty::write_npy(tmp.file("vectors.npy"), novelty::DType::f32, n, dim, rows.data());
-    const std::string dir = tmp.file("random");
-    EXPECT_EQ(run_cli("corpus import -q --in " + shell_quote(tmp.file("papers.jsonl")) + " --out " + shell_quote(dir)).exit_code, 0);
-    EXPECT_EQ(run_cli("corpus add-vectors -q " + shell_quote(dir) + " --vectors " + shell_quote(tmp.file("vectors.npy"))).exit_code, 0);
-    return dir;
-}
-
-}  // namespace
-
 TEST(EmulatedDeviceCli, ASmallDeviceStreamsTheCorpusAndAnswersAsTheCpu) {
     TempDir tmp;
-    const std::string corpus = random_corpus(tmp, 200000, 64);  // 51 MB of float32 rows
+    const std::string corpus = novelty::test::random_corpus(tmp, 200000, 64, false);  // 51 MB of float32 rows
     std::string queries;
     for (int i = 0; i < 30; ++i)
         queries += "{\"id\": \"p" + std::to_string(i * 6661) + "\"" + (i % 2 ? ", \"date\": \"" + std::to_string(2003 + i % 15) + "\"" : "") + "}\n";
@@ -75,7 +57,7 @@ TEST(EmulatedDeviceCli, ASmallDeviceStreamsTheCorpusAndAnswersAsTheCpu) {
 
 TEST(EmulatedDeviceCli, ScoresEqualTheCpusAndProvenanceNamesTheEmulator) {
     TempDir tmp;
-    const std::string corpus = random_corpus(tmp, 3000, 32);
+    const std::string corpus = novelty::test::random_corpus(tmp, 3000, 32, false);
     std::string ideas;
     for (int i = 0; i < 12; ++i) ideas += "{\"id\": \"p" + std::to_string(i * 233) + "\", \"date\": \"" + std::to_string(2008 + i) + "\"}\n";
     novelty::test::write_file(tmp.file("ideas.jsonl"), ideas);
