@@ -21,6 +21,7 @@
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))), apply_to = function)
 #endif
+#include "util/amx_tiles.hpp"
 #endif
 
 namespace novelty {
@@ -32,24 +33,6 @@ namespace {
 constexpr std::size_t tile_rows = 16;   // rows of x a tile; also the rows of a panel
 constexpr std::size_t tile_pairs = 16;  // pairs of the inner dimension a tile (64 bytes)
 constexpr std::size_t panel_lanes = 16;
-
-struct alignas(64) TileConfig {
-    std::uint8_t palette = 1;
-    std::uint8_t start_row = 0;
-    std::uint8_t reserved[14] = {};
-    std::uint16_t colsb[16] = {};
-    std::uint8_t rows[16] = {};
-};
-
-// Tiles 0..3: the sums of (row tile i, panel j) in tile 2i + j; 4, 5: x's row tiles; 6, 7: panels.
-void configure_tiles() {
-    TileConfig config;
-    for (int t = 0; t < 8; ++t) {
-        config.colsb[t] = 64;
-        config.rows[t] = 16;
-    }
-    _tile_loadconfig(&config);
-}
 
 struct Bf16Problem {
     const std::uint32_t* xw;
@@ -120,7 +103,7 @@ std::size_t bf16_gemm_amx_raw(const std::uint32_t* xw, std::size_t n, const std:
     const Bf16Problem a{xw, words, pairs, out, y};
     const std::size_t rows = n / tile_rows * tile_rows;
     if (rows == 0) return 0;
-    configure_tiles();
+    amx::configure_tiles();
     for (std::size_t q = 0; q < panels; q += 2) {
         const std::size_t col0 = q * panel_lanes;
         const std::size_t cols = out - col0 < 2 * panel_lanes ? out - col0 : 2 * panel_lanes;

@@ -20,6 +20,7 @@
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("amx-tile,amx-int8,avx512f,avx512vnni"))), apply_to = function)
 #endif
+#include "util/amx_tiles.hpp"
 #endif
 
 namespace novelty {
@@ -31,26 +32,6 @@ namespace {
 constexpr std::size_t tile_rows = 16;   // rows of x a tile; also the rows of a panel
 constexpr std::size_t tile_quads = 16;  // quads of the inner dimension a tile (64 bytes)
 constexpr std::size_t panel_lanes = 16;
-
-// The 64-byte operand of ldtilecfg (palette 1).
-struct alignas(64) TileConfig {
-    std::uint8_t palette = 1;
-    std::uint8_t start_row = 0;
-    std::uint8_t reserved[14] = {};
-    std::uint16_t colsb[16] = {};
-    std::uint8_t rows[16] = {};
-};
-
-// Tiles 0..3: the sums of (row tile i, panel j) in tile 2i + j; 4, 5: x's two row tiles; 6, 7: the
-// two panels' quads. All 16 rows of 64 bytes.
-void configure_tiles() {
-    TileConfig config;
-    for (int t = 0; t < 8; ++t) {
-        config.colsb[t] = 64;
-        config.rows[t] = 16;
-    }
-    _tile_loadconfig(&config);
-}
 
 struct AmxProblem {
     const std::uint32_t* xw;
@@ -131,7 +112,7 @@ std::size_t int8_gemm_amx_raw(const std::uint32_t* xw, const float* x_scale, std
     const AmxProblem a{xw, x_scale, words, steps, out, row_sum, w_scale, bias, y};
     const std::size_t rows = n / tile_rows * tile_rows;
     if (rows == 0) return 0;
-    configure_tiles();
+    amx::configure_tiles();
     for (std::size_t q = 0; q < panels; q += 2) {
         const std::size_t col0 = q * panel_lanes;
         const std::size_t cols = out - col0 < 2 * panel_lanes ? out - col0 : 2 * panel_lanes;
