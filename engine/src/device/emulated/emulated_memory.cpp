@@ -12,7 +12,9 @@ void* Memory::allocate(std::size_t bytes) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (bytes > limit_ - used_)
         throw Error("emulated device: out of memory: " + std::to_string(bytes) + " bytes asked with " +
-                    std::to_string(used_) + " of " + std::to_string(limit_) + " in use");
+                    std::to_string(used_) + " of " + std::to_string(limit_) +
+                    " in use; give the emulated device more with NOVELTY_EMULATED_DEVICE_MIB (now " +
+                    std::to_string(limit_ >> 20) + "), or less work with --device-memory");
     // 256-byte alignment, as cudaMalloc gives (the kernels' vector loads rely on 16).
     const std::size_t rounded = ((bytes == 0 ? 1 : bytes) + 255) / 256 * 256;
     void* ptr = std::aligned_alloc(256, rounded);
