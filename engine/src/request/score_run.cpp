@@ -31,7 +31,7 @@ ScoreRun score_run(const Corpus& corpus, const ScoreRunSettings& settings, const
     run.options.q = settings.q;
     run.options.include_self = settings.include_self;
     run.options.extra = settings.extra;
-    run.options.full_self_join = settings.full_self_join;
+    run.options.densities = settings.densities;
     run.options.write_cache = settings.write_cache;
     const ScoreWindows windows = score_windows(corpus, settings.split, settings.historical_from);
     run.options.split_row = windows.split_row;

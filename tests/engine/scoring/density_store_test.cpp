@@ -142,7 +142,7 @@ TEST(DensityStore, OnDemandEqualsTheFullSelfJoinBitForBit) {
         options.split_row = 200;
         const Ideas ideas = make_ideas(rows, 40, include_self ? 12 : 11, 40);
         ScoreOptions full = options;
-        full.full_self_join = true;
+        full.densities = DensityMethod::self_join;
         DensityCounts counts;
         const auto want = score_with(reference, full, ideas.input);
         const auto got = score_with(on_demand, options, ideas.input, &counts, storage);
@@ -187,7 +187,7 @@ TEST(DensityStore, ASecondRunComputesNothingAndShorterCutoffsReuseLongerLists) {
     for (std::size_t i = 0; i < cut.input.n_ideas; ++i) cut.input.row_limit[i] = n_papers - 20 - i;
     DensityCounts counts;
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     expect_identical(score_with(corpus, options, cut.input, &counts), score_with(reference, full, cut.input), "cutoffs");
     EXPECT_GT(counts.served, 0u) << "lists of the whole corpus serve cutoffs just below it";
 }
@@ -262,7 +262,7 @@ TEST(DensityStore, CompactionKeepsResultsAndBoundsListsPerPaper) {
     options.p = 10;
     options.q = 5;
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     // Runs with other cutoffs each append a segment; past max_segments they are merged.
     for (std::uint32_t run = 0; run < DensityStore::max_segments + 3; ++run) {
         Ideas ideas = make_ideas(rows, 6, 100 + run, 30);
@@ -356,7 +356,7 @@ TEST(DensityStore, ExclusionsBeyondTheLongestListAreSearchedWithThem) {
     input.excluded.add(excluded);
     input.excluded.add({});
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     DensityCounts counts;
     expect_identical(score_with(corpus, options, input, &counts), score_with(reference, full, input), "many exclusions");
     EXPECT_EQ(counts.searched_with_exclusions, options.p);

@@ -18,7 +18,7 @@ struct ScoreRunSettings {
     std::set<std::string> methods;  ///< empty: rnd, hd, on, density
     std::string split;              ///< "" = none
     std::string historical_from;    ///< "" = the paper's 2011 when it lies before the split; "none"; a date
-    bool full_self_join = false;    ///< densities from a full self-join of each prefix (the reference path)
+    DensityMethod densities = DensityMethod::by_cost;  ///< how missing densities are found (ScoreOptions::densities)
     bool write_cache = true;        ///< store what is computed in the corpus directory
 };
 
