@@ -150,6 +150,7 @@ ComputedDensities search_pending(const Corpus& corpus, SearchIndex& index, const
     const TopK found = search_rows(corpus, index, dq, k_search, position, options.on_density_progress);
     ComputedDensities c;
     c.queries = dq.rows.size();
+    for (std::size_t q = 0; q < dq.rows.size(); ++q) c.row_pairs += dq.limits[q] - dq.begins[q];
     RunningList running;
     std::size_t query = 0;
     previous_row = static_cast<std::size_t>(-1);

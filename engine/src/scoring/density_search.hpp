@@ -30,7 +30,8 @@ struct ComputedDensities {
     /// similarities of its search with those exclusions (need of them, or fewer when the prefix
     /// less the exclusions holds fewer); absent for the others.
     std::map<std::size_t, std::vector<float>> with_exclusions;
-    std::size_t queries = 0;  ///< rows searched (segments and exclusion searches)
+    std::size_t queries = 0;       ///< rows searched (segments and exclusion searches)
+    std::uint64_t row_pairs = 0;   ///< query-row pairs in their ranges: sum over queries of limit - begin
 };
 
 /// Neighbours a list at one prefix must keep so that an idea's exclusions (`excluded_below` of

@@ -240,6 +240,7 @@ void Scorer::search_missing(const std::vector<PendingDensity>& pending,
     const ComputedDensities c = search_pending(corpus_, index_, options_, k, pending, excluded);
     ++counts_.searches;
     counts_.rows_searched += c.queries;
+    counts_.row_pairs_searched += c.row_pairs;
     for (const auto& [size, lists] : c.lists) {
         counts_.computed += lists.rows.size();
         store_->append(lists, index_.label());

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -71,6 +72,9 @@ struct DensityCounts {
     std::size_t searched_with_exclusions = 0;
     std::size_t searches = 0;  ///< batched searches run for them (at most one per score call, in calls of 4,096 rows)
     std::size_t rows_searched = 0;  ///< queries of those searches (a row's segments between its prefixes count each)
+    /// Query-row pairs those searches spanned: a row missing lists at several cutoffs spans up to
+    /// its largest once, not once per cutoff.
+    std::uint64_t row_pairs_searched = 0;
     std::size_t joins = 0;     ///< prefixes self-joined (or read from an earlier run's cache) because cheaper
 };
 
