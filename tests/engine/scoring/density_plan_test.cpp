@@ -17,39 +17,39 @@ std::vector<MissingDensity> rows_at(std::size_t first, std::size_t n, std::size_
 }  // namespace
 
 TEST(DensityPlan, FewRowsAreSearchedAndMostRowsJoined) {
-    // One prefix of 1,000 rows: the join weighs 1.6 x 1000 x 999 / 2 = 799,200; searching D rows
+    // One prefix of 1,000 rows, pair weight 1.6: the join weighs 1.6 x 1000 x 999 / 2 = 799,200; searching D rows
     // scans D x 1,000. The crossing point is D = 800.
-    const DensityPlan few = plan_densities(rows_at(0, 100, 1000));
+    const DensityPlan few = plan_densities(rows_at(0, 100, 1000), 1.6);
     EXPECT_TRUE(few.joins.empty());
     EXPECT_EQ(few.missing, 100u);
     EXPECT_EQ(few.summary(), "on demand (100 lists searched)");
-    const DensityPlan most = plan_densities(rows_at(0, 900, 1000));
+    const DensityPlan most = plan_densities(rows_at(0, 900, 1000), 1.6);
     ASSERT_EQ(most.joins.size(), 1u);
     EXPECT_EQ(most.joins[0].prefix, 1000u);
     EXPECT_EQ(most.joins[0].rows_reached, 900u);
     EXPECT_DOUBLE_EQ(most.joins[0].search_cost, 900.0 * 1000.0);
     EXPECT_EQ(most.summary(), "self-join of 1,000 rows (900 reached)");
-    EXPECT_TRUE(plan_densities(rows_at(0, 799, 1000)).joins.empty());
-    EXPECT_EQ(plan_densities(rows_at(0, 800, 1000)).joins.size(), 1u);
+    EXPECT_TRUE(plan_densities(rows_at(0, 799, 1000), 1.6).joins.empty());
+    EXPECT_EQ(plan_densities(rows_at(0, 800, 1000), 1.6).joins.size(), 1u);
 }
 
 TEST(DensityPlan, DuplicatesCountOnceAndTheWeightMovesTheCrossing) {
     std::vector<MissingDensity> twice = rows_at(0, 500, 1000);
     const std::vector<MissingDensity> again = rows_at(0, 500, 1000);
     twice.insert(twice.end(), again.begin(), again.end());
-    EXPECT_TRUE(plan_densities(twice).joins.empty()) << "500 distinct rows, not 1,000";
-    EXPECT_EQ(plan_densities(twice).missing, 500u);
+    EXPECT_TRUE(plan_densities(twice, 1.6).joins.empty()) << "500 distinct rows, not 1,000";
+    EXPECT_EQ(plan_densities(twice, 1.6).missing, 500u);
     EXPECT_EQ(plan_densities(twice, 0.5).joins.size(), 1u) << "a cheaper join crosses earlier";
 }
 
 TEST(DensityPlan, ARowSearchedBeyondAPrefixSavesNothingThereAndLowerLimitsOnlyTheirSegment) {
-    // 900 rows missing at 1,000 and at 2,000. Joining 2,000 (1.6 x 2000 x 1999 / 2 = 3.2M)
+    // Pair weight 1.6. 900 rows missing at 1,000 and at 2,000. Joining 2,000 (1.6 x 2000 x 1999 / 2 = 3.2M)
     // saves each row only the segment [1000, 2000): 900,000, so it is not joined; then 1,000
     // is weighed with every row still searched to 2,000: nothing saved, not joined either.
     std::vector<MissingDensity> two = rows_at(0, 900, 1000);
     const std::vector<MissingDensity> upper = rows_at(0, 900, 2000);
     two.insert(two.end(), upper.begin(), upper.end());
-    const DensityPlan plan = plan_densities(two);
+    const DensityPlan plan = plan_densities(two, 1.6);
     EXPECT_TRUE(plan.joins.empty());
     EXPECT_EQ(plan.prefixes, 2u);
     EXPECT_DOUBLE_EQ(plan.search_cost, 900.0 * 2000.0) << "each row scanned once, up to its largest limit";
