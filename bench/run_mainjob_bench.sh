@@ -4,7 +4,7 @@
 # one run (bench/mainjob_bench.py, bench/mainjob_faiss_peer.py). The corpus is the 87,691-paper
 # ML corpus (../shared/data, or $NOVELTY_ML_PAPERS), embedded once by the engine and cached in
 # $NOVELTY_BENCH_CACHE (default ~/.cache/novelty-bench); its papers get day dates (the year from
-# the data, the day from a hash of the id) so that per-idea cutoffs can be as fine as
+# the data, the day from a hash of the record) so that per-idea cutoffs can be as fine as
 # ScholarCatalyst's. Results are appended to bench/results/DATE-mainjob.jsonl.
 # Usage: bench/run_mainjob_bench.sh [--ideas 20000,50000] [--cutoffs 0,20] [--threads 2]
 #          [--paths default,on-demand,self-join] [--text title+abstract|title]
@@ -43,30 +43,23 @@ if [ ! -f "$corpus/vectors.npy" ]; then
   "$venv/bin/python" - "$papers" "$cache/papers.jsonl" "$text" <<'PY'
 import gzip, hashlib, json, sys
 src, out, text = sys.argv[1], sys.argv[2], sys.argv[3]
-seen = set()
 with gzip.open(src, "rt") as f, open(out + ".partial", "w") as w:
     for line in f:
         r = json.loads(line)
-        if r["id"] in seen:
-            continue
-        seen.add(r["id"])
-        day = int(hashlib.sha1(r["id"].encode()).hexdigest(), 16) % 365
+        day = int(hashlib.sha1(line.encode()).hexdigest(), 16) % 365
         month_days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         month = 0
         while day >= month_days[month]:
             day -= month_days[month]
             month += 1
-        abstract = r.get("abstract") or ""
-        title = r.get("title") or abstract[:200]
-        record = {"id": r["id"], "title": title, "date": f"{r['year']}-{month + 1:02d}-{day + 1:02d}",
-                  "venue": r.get("venue")}
-        if text == "title+abstract":
-            record["abstract"] = abstract
-        w.write(json.dumps(record) + "\n")
+        r["date"] = f"{r['year']}-{month + 1:02d}-{day + 1:02d}"
+        if text == "title" and r.get("title"):
+            r.pop("abstract", None)  # a record without a title keeps its abstract as its text
+        w.write(json.dumps(r) + "\n")
 import os
 os.replace(out + ".partial", out)
 PY
-  "$novelty" corpus import -q --overwrite --in "$cache/papers.jsonl" --out "$corpus" >/dev/null
+  "$novelty" corpus import -q --overwrite --format paperlists --in "$cache/papers.jsonl" --out "$corpus" >/dev/null
   if [ -n "${NOVELTY_BENCH_VECTORS:-}" ]; then
     "$novelty" corpus add-vectors -q "$corpus" --vectors "$NOVELTY_BENCH_VECTORS" --ids "$NOVELTY_BENCH_VECTOR_IDS" >/dev/null
   else

@@ -75,9 +75,7 @@ ScoreRunSettings score_settings(const ScoreArgs& args) {
     s.methods = parse_methods(args.methods);
     s.split = args.split;
     s.historical_from = args.historical_from;
-    s.densities = args.densities == "self-join"   ? DensityMethod::self_join
-                  : args.densities == "on-demand" ? DensityMethod::on_demand
-                                                  : DensityMethod::by_cost;
+    s.densities = density_method(args.densities);
     return s;
 }
 

@@ -24,6 +24,13 @@ void check_score_settings(const ScoreRunSettings& s) {
                          "nearest papers", "q");
 }
 
+DensityMethod density_method(const std::string& name) {
+    if (name == "auto") return DensityMethod::by_cost;
+    if (name == "on-demand") return DensityMethod::on_demand;
+    if (name == "self-join") return DensityMethod::self_join;
+    throw UsageError("unknown densities '" + name + "' (expected auto, on-demand or self-join)", "densities");
+}
+
 ScoreRun score_run(const Corpus& corpus, const ScoreRunSettings& settings, const std::string& backend_label) {
     check_score_settings(settings);
     ScoreRun run;

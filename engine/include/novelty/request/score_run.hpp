@@ -35,6 +35,10 @@ extern const char* const score_methods[8];
 /// include_self: each neighbour's HD is read from its q nearest papers).
 void check_score_settings(const ScoreRunSettings& settings);
 
+/// "auto" (by_cost), "on-demand" or "self-join", as every edge names them; UsageError naming
+/// "densities" otherwise.
+DensityMethod density_method(const std::string& name);
+
 /// The run of `settings` (checked by check_score_settings) on `corpus` with a backend labelled
 /// `backend_label`. Throws UsageError naming split or historical_from for a date it cannot read
 /// (score_windows).
