@@ -112,15 +112,21 @@ int run_score(const ScoreArgs& args) {
     ScoreRun run = score_run(corpus, settings, backend->label());
     ScoreOptions& score_options = run.options;
     const bool reference = score_options.densities == DensityMethod::self_join;
-    host::ProgressBar search_bar("search", "ideas", args.ideas.quiet);
-    score_options.on_search_progress = [&](std::size_t done, std::size_t total) { search_bar.update(done, total); };
+    // One search bar per planned batch of ideas, ended when its densities start.
+    std::unique_ptr<host::ProgressBar> search_bar;
+    const auto end_search = [&] {
+        if (search_bar) search_bar->finish();
+    };
+    score_options.on_search_progress = [&](std::size_t done, std::size_t total) {
+        if (search_bar) search_bar->update(done, total);
+    };
     host::ProgressBar density_bar("densities", reference ? "blocks" : "steps", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) {
-        search_bar.finish();
+        end_search();
         density_bar.update(done, total);
     };
     score_options.on_density_plan = [&](const std::string& plan) {
-        search_bar.finish();
+        end_search();
         if (!args.ideas.quiet) std::fprintf(stderr, "novelty: neighbour densities: %s\n", plan.c_str());
     };
     score_options.on_cache_warning = [](const std::string& message) {
@@ -145,7 +151,9 @@ int run_score(const ScoreArgs& args) {
     std::vector<float> vectors;
     for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_plan) {
         const std::vector<std::size_t> batch(todo.begin() + begin, todo.begin() + std::min(todo.size(), begin + ideas_per_plan));
+        search_bar = std::make_unique<host::ProgressBar>("search", "ideas", args.ideas.quiet);
         const std::vector<IdeaScore> scores = scorer.score(input.score_input(batch, vectors));
+        end_search();
         for (std::size_t b = 0; b < batch.size(); ++b)
             sink.write(input.records[batch[b]].id, score_line(sink.kind(), corpus, report, input, batch[b], scores[b]));
         bar.update(begin + batch.size(), todo.size());
