@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace novelty::import_detail {
@@ -25,7 +26,8 @@ void check_s2_side_records(SqliteDb& db);
 /// Applies staging.staging and staging.removed to the main schema. Returns, per row of the
 /// result, the paper's row in the base corpus or -1 (a new paper). Input rows: the kept base
 /// papers in their old input order, then the staged ones in theirs, numbered without gaps.
+/// The citation graph is updated too (citation_table.hpp; `citation_format`: citation_format()).
 /// Runs inside the caller's transaction (nothing is committed here).
-std::vector<std::int64_t> apply_staged_papers(SqliteDb& db);
+std::vector<std::int64_t> apply_staged_papers(SqliteDb& db, const std::string& citation_format);
 
 }  // namespace novelty::import_detail
