@@ -2,7 +2,6 @@
 
 #include "corpus/corpus_lock.hpp"
 #include "corpus/import/papers_incremental.hpp"
-#include "corpus/citations/citation_table.hpp"
 #include "novelty/util/checksum.hpp"
 #include "novelty/util/error.hpp"
 #include "util/file_util.hpp"
@@ -118,7 +117,7 @@ void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     CorpusManifest manifest;
-    std::vector<std::int64_t> old_row_of_new = apply_staged_papers(db, citations_detail::citation_format(options, dir.string()));
+    std::vector<std::int64_t> old_row_of_new = apply_staged_papers(db, added_tables(options, dir.string()));
     manifest.papers_generation = new_generation();
     write_generation(db, manifest.papers_generation);
     fill_corpus_stats(db, manifest);

@@ -17,6 +17,7 @@
 #include "corpus/import/papers_layout.hpp"
 #include "corpus/import/papers_incremental.hpp"
 #include "corpus/citations/citation_table.hpp"
+#include "corpus/import/paper_inserted.hpp"
 #include "corpus/add_in_place.hpp"
 #include "corpus/corpus_lock.hpp"
 
@@ -272,17 +273,19 @@ void carry_base_unembedded(SqliteDb& db, const std::string& base_dir) {
     db.exec("DETACH DATABASE base");
 }
 
-// The citation graph of the papers built, with (an add that rebuilds) the S2 citations dataset's
-// edges of the base corpus carried over.
-void build_citations(SqliteDb& db, const ImportOptions& options, const std::string& base_dir) {
+// The citation graph and the insertion times of the papers built; an add that rebuilds carries
+// over the base corpus's S2 citations dataset edges and its papers' insertion times.
+void build_beside_papers(SqliteDb& db, const ImportOptions& options, const std::string& base_dir) {
+    const import_detail::AddedTables tables = import_detail::added_tables(options, base_dir);
     if (!base_dir.empty()) {
         SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS cite_base");
         attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
         attach.step();
     }
+    const std::string base = base_dir.empty() ? "" : "cite_base";
     db.exec("BEGIN");
-    citations_detail::build_citation_tables(db, citations_detail::citation_format(options, base_dir), "main", "main",
-                                            base_dir.empty() ? "" : "cite_base");
+    citations_detail::build_citation_tables(db, tables.citation_format, "main", "main", base);
+    import_detail::build_paper_inserted(db, tables.now, base, tables.base_created);
     db.exec("COMMIT");
     if (!base_dir.empty()) db.exec("DETACH DATABASE cite_base");
 }
@@ -300,7 +303,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
     if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
-    build_citations(db, options, base_dir);
+    build_beside_papers(db, options, base_dir);
     import_detail::fill_corpus_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
@@ -339,7 +342,7 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     if (options.on_progress) options.on_progress(progress);
     db.exec("BEGIN");
     std::vector<std::int64_t> old_row_of_new =
-        import_detail::apply_staged_papers(db, citations_detail::citation_format(options, base_dir));
+        import_detail::apply_staged_papers(db, import_detail::added_tables(options, base_dir));
     built.manifest.papers_generation = import_detail::new_generation();
     import_detail::write_generation(db, built.manifest.papers_generation);
     db.exec("COMMIT");
