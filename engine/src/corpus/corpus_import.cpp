@@ -258,6 +258,7 @@ struct Built {
     CorpusManifest manifest;
     Reading reading;
     std::size_t unmatched_abstracts = 0;
+    std::size_t unmatched_citations = 0;
 };
 
 // corpus add by rebuild: the papers the base corpus left without a vector stay listed in its
@@ -304,6 +305,7 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
     build_beside_papers(db, options, base_dir);
+    if (s2) built.unmatched_citations = citations_detail::n_citing_outside(db) + s2->n_citations_without_cited();
     import_detail::fill_corpus_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
@@ -428,6 +430,7 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
     summary.n_papers = reading.accepted;
     summary.n_unembedded = manifest.n_unembedded;
     summary.n_unmatched_abstracts = built.unmatched_abstracts;
+    summary.n_unmatched_citations = built.unmatched_citations;
     summary.n_revised = reading.revised;
     summary.n_deleted = reading.deleted;
     summary.n_skipped = reading.skipped;

@@ -118,7 +118,9 @@ TEST(CitationGraph, TheS2CitationsDatasetFillsItWithInfluenceContextsAndIntents)
     write_file(tmp.file("citations.jsonl"), influential.dump() + "\n" + edge("3", 1).dump() + "\n" + edge(3, 999).dump() + "\n" +
                                                 edge(888, 1).dump() + "\n" + edge(2, nullptr).dump() + "\n" +
                                                 influential.dump() + "\n");  // (an identical copy: dropped)
-    import_corpus(options_of(ImportFormat::s2, {tmp.file("papers.jsonl"), tmp.file("citations.jsonl")}, tmp.file("c")));
+    const ImportSummary summary =
+        import_corpus(options_of(ImportFormat::s2, {tmp.file("papers.jsonl"), tmp.file("citations.jsonl")}, tmp.file("c")));
+    EXPECT_EQ(summary.n_unmatched_citations, 2u);  // 888 cites from outside; one line names no cited paper
     EXPECT_EQ(references(tmp.file("c"), "3", "s2"), (Ids{"1", "CorpusId:999"}));
     EXPECT_EQ(citing(tmp.file("c"), "1", "s2"), (Ids{"2", "3"}));  // 888 is not in the corpus: its edge is not kept
     CitationGraph graph(tmp.file("c"), "s2");

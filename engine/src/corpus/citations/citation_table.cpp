@@ -133,6 +133,14 @@ void build_citation_tables(SqliteDb& db, const std::string& format, const std::s
     resolve(db, out_schema, false);
 }
 
+std::size_t n_citing_outside(SqliteDb& db) {
+    if (!has_schema(db, "staging") || !has_table(db, "s2_citations", "staging")) return 0;
+    auto q = db.prepare("SELECT count(*) FROM staging.s2_citations c WHERE NOT EXISTS "
+                        "(SELECT 1 FROM main.citation_keys k WHERE k.key = 'corpusid:' || c.citing)");
+    q.step();
+    return static_cast<std::size_t>(q.column_int(0));
+}
+
 void note_removed_citing(SqliteDb& db) {
     if (!has_citation_tables(db)) return;
     db.exec("DROP TABLE IF EXISTS temp.cite_removed;"

@@ -39,6 +39,10 @@ bool has_citation_tables(SqliteDb& db, const std::string& schema = "main");
 void build_citation_tables(SqliteDb& db, const std::string& format, const std::string& papers_schema = "main",
                            const std::string& out_schema = "main", const std::string& base_schema = "");
 
+/// The staged S2 citations dataset lines whose citing paper is not in the corpus (0 when none
+/// were staged), after the tables were built or updated.
+std::size_t n_citing_outside(SqliteDb& db);
+
 /// Incremental add, before staging.removed's papers leave paper_data: remembers their ids.
 void note_removed_citing(SqliteDb& db);
 
