@@ -22,9 +22,14 @@ void create_tables(SqliteDb& db, const std::string& s) {
     db.exec("CREATE TABLE " + s + ".citations (citing INTEGER NOT NULL, pos INTEGER NOT NULL, cited INTEGER, "
             "cited_key TEXT NOT NULL, id_kind TEXT NOT NULL, id TEXT NOT NULL, origin INTEGER NOT NULL, "
             "influential INTEGER, contexts TEXT, intents TEXT, PRIMARY KEY (citing, cited_key)) WITHOUT ROWID;"
-            "CREATE INDEX " + s + ".citations_cited ON citations (cited) WHERE cited IS NOT NULL;"
+            "CREATE TABLE " + s + ".citation_keys (key TEXT NOT NULL, paper INTEGER NOT NULL, PRIMARY KEY (key, paper)) WITHOUT ROWID;");
+}
+
+/// The indexes of the lookups by cited paper, by unresolved key and by paper's keys; made once
+/// the tables are filled (an import fills them faster without).
+void create_indexes(SqliteDb& db, const std::string& s) {
+    db.exec("CREATE INDEX " + s + ".citations_cited ON citations (cited) WHERE cited IS NOT NULL;"
             "CREATE INDEX " + s + ".citations_unresolved ON citations (cited_key) WHERE cited IS NULL;"
-            "CREATE TABLE " + s + ".citation_keys (key TEXT NOT NULL, paper INTEGER NOT NULL, PRIMARY KEY (key, paper)) WITHOUT ROWID;"
             "CREATE INDEX " + s + ".citation_keys_paper ON citation_keys (paper);");
 }
 
@@ -102,12 +107,17 @@ void carry_base_dataset_edges(SqliteDb& db, const std::string& s, const std::str
                                 "JOIN main.paper_data d ON d.id = b.id WHERE c.origin & 2");
 }
 
-/// Resolves the unresolved edges (with `only_touched`: those whose key is in temp.cite_touched)
-/// to the paper holding their key (the first by key when several do).
-void resolve(SqliteDb& db, const std::string& s, bool only_touched) {
+/// Resolves the unresolved edges whose key is in temp.cite_touched to the paper holding their key
+/// (the first by key when several do).
+void resolve_touched(SqliteDb& db, const std::string& s) {
     db.exec("UPDATE " + s + ".citations SET cited = (SELECT min(k.paper) FROM " + s + ".citation_keys k "
-            "WHERE k.key = citations.cited_key) WHERE cited IS NULL" +
-            (only_touched ? " AND cited_key IN (SELECT key FROM temp.cite_touched)" : ""));
+            "WHERE k.key = citations.cited_key) WHERE cited IS NULL AND cited_key IN (SELECT key FROM temp.cite_touched)");
+}
+
+/// Resolves every edge (a build, before the indexes are made) by one join of the two tables.
+void resolve_all(SqliteDb& db, const std::string& s) {
+    db.exec("UPDATE " + s + ".citations SET cited = k.paper FROM (SELECT key, min(paper) AS paper FROM " + s +
+            ".citation_keys GROUP BY key) AS k WHERE citations.cited IS NULL AND citations.cited_key = k.key");
 }
 
 }  // namespace
@@ -130,7 +140,8 @@ void build_citation_tables(SqliteDb& db, const std::string& format, const std::s
     add_record_edges(db, format, papers_schema, out_schema, 0, false);
     if (!base_schema.empty()) carry_base_dataset_edges(db, out_schema, base_schema);
     add_staged_dataset_edges(db, out_schema, false);
-    resolve(db, out_schema, false);
+    resolve_all(db, out_schema);
+    create_indexes(db, out_schema);
 }
 
 std::size_t n_citing_outside(SqliteDb& db) {
@@ -172,7 +183,7 @@ void update_citation_tables(SqliteDb& db, std::int64_t first_key, const std::str
     upsert_dataset_edges(db, "main", "SELECT * FROM temp.cite_moved");
     db.exec("INSERT OR IGNORE INTO temp.cite_touched (key) SELECT cited_key FROM temp.cite_moved");
     add_staged_dataset_edges(db, "main", true);
-    resolve(db, "main", true);
+    resolve_touched(db, "main");
     db.exec("DROP TABLE temp.cite_touched; DROP TABLE temp.cite_moved; DROP TABLE temp.cite_removed;");
 }
 
