@@ -132,7 +132,7 @@ void linear_narrow(const float* x, std::size_t n, std::size_t in, const NarrowLi
         case NarrowLinear::Kind::bf16_avx512:
             scratch.pairs.resize(n * ((in + 1) / 2));
             pack_bf16_rows(x, n, in, scratch.pairs.data());
-            bf16_gemm_avx512(scratch.pairs.data(), n, w.panels, b.data(), y);
+            bf16_gemm_best(scratch.pairs.data(), n, w.panels, b.data(), y);
             return;
         case NarrowLinear::Kind::int8:
             quantize_int8_rows(x, n, in, w.int8.path, scratch.int8,

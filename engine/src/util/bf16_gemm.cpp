@@ -106,6 +106,19 @@ void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& 
     bf16_gemm_avx512_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
 }
 
+void bf16_gemm_best(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
+    if (!bf16_kernel_runs()) throw Error("bf16_gemm_best: this CPU (or this build) has no AVX512-BF16");
+    std::size_t done = 0;
+    if (cpu_path() == CpuPath::amx && cpu_features().amx_bf16) {
+        done = bf16_gemm_amx_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, y);
+        if (bias)
+            for (std::size_t r = 0; r < done; ++r)
+                for (std::size_t o = 0; o < w.out; ++o) y[r * w.out + o] += bias[o];
+    }
+    if (done < n) bf16_gemm_avx512_raw(xw + done * w.pairs, n - done, w.words.data(), w.pairs, w.panels, w.out, bias,
+                                       y + done * w.out);
+}
+
 void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
     PortableOps ops{y, w.out, bias};
     packed_gemm_with(ops, xw, n, w.words.data(), w.pairs, w.panels, w.out);

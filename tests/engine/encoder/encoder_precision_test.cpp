@@ -316,6 +316,30 @@ INSTANTIATE_TEST_SUITE_P(EveryCpuPath, Bf16PanelPath,
                          testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
                          [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
 
+// The encoder's bf16 products (bf16_gemm_best) on each CPU path that has AVX512-BF16: AMX-BF16
+// tiles for whole tiles of 16 rows on amx, vdpbf16ps otherwise; bias added; near the exact sums.
+TEST_P(Bf16PanelPath, EncoderProductsWithBiasAreNearTheExactSums) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
+    if (!bf16_kernel_runs()) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+    std::uint32_t seed = 500;
+    for (const Shape& s : {Shape{64, 384, 96}, Shape{40, 129, 100}, Shape{17, 384, 33}, Shape{1, 1, 1}}) {
+        const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++),
+                   b = random_floats(s.out, seed++);
+        const Bf16Panels panels = pack_bf16_panels(w.data(), s.out, s.in);
+        std::vector<std::uint32_t> xw(s.n * panels.pairs);
+        pack_bf16_rows(x.data(), s.n, s.in, xw.data());
+        std::vector<float> y(s.n * s.out + 1, -7.0f);
+        bf16_gemm_best(xw.data(), s.n, panels, b.data(), y.data());
+        EXPECT_EQ(y.back(), -7.0f) << "the kernel wrote past y";
+        y.pop_back();
+        std::vector<double> want, scale;
+        reference(s, x, w, b, want, scale);
+        expect_near_reference(y, want, scale, s);
+    }
+}
+
 TEST(EncoderPrecision, Names) {
     EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
     EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
