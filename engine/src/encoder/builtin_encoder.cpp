@@ -5,7 +5,7 @@
 #include "encoder/cuda_encoder.hpp"
 #include "encoder/encoder_parts.hpp"
 #include "encoder/model_tokenizer.hpp"
-#include "encoder/precision_bar.hpp"
+#include "encoder/precision_auto.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/search/devices.hpp"
 #include "novelty/util/cpu_path.hpp"
@@ -43,7 +43,7 @@ public:
           tokenizer_(encoder::ModelTokenizer::load(model_dir)),
           pooling_(encoder::read_pooling(model_dir)),
           options_(options),
-          precision_(resolve_encoder_precision(options.precision)) {
+          precision_(resolve_encoder_precision(options.precision, model_dir, options.threads).precision) {
         encoder::check_lengths(model_dir, tokenizer_, model_.config());
         if (precision_ == "bf16")
             model_.set_linear_precision(bf16_kernel_available() ? encoder::LinearPrecision::bf16_avx512
@@ -112,16 +112,23 @@ std::string resolve_encoder_device(const std::string& device) {
     throw UsageError("device must be auto, cpu, cuda or cuda-emulated, not '" + device + "'", "device");
 }
 
-std::string resolve_encoder_precision(const std::string& precision) {
-    if (precision == "f32" || precision == "bf16" || precision == "int8") return precision;
-    if (precision == "auto") return encoder::auto_precision();
-    throw UsageError("precision must be auto, f32, bf16 or int8, not '" + precision + "'", "precision");
+void check_encoder_precision_name(const std::string& precision) {
+    if (precision != "auto" && precision != "f32" && precision != "bf16" && precision != "int8")
+        throw UsageError("precision must be auto, f32, bf16 or int8, not '" + precision + "'", "precision");
+}
+
+ResolvedPrecision resolve_encoder_precision(const std::string& precision, const std::string& model_dir,
+                                            std::size_t threads, bool recalibrate) {
+    check_encoder_precision_name(precision);
+    if (precision != "auto") return {precision, "as asked"};
+    const encoder::AutoPrecision chosen = encoder::resolve_auto_precision(model_dir, threads, recalibrate);
+    return {chosen.precision, chosen.reason};
 }
 
 std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, const EncoderOptions& options) {
     const std::string device = resolve_encoder_device(options.device);
     if (!fs::is_directory(model_dir)) throw InputError(model_dir, 0, "no such model directory");
-    resolve_encoder_precision(options.precision);  // a bad name is an error on every device
+    check_encoder_precision_name(options.precision);  // a bad name is an error on every device
     if (device == "cuda" || device == "cuda-emulated") {
         EncoderOptions resolved = options;
         resolved.device = device;

@@ -3,7 +3,8 @@
 // kernel against its portable twin where the CPU has the instructions), the int8 encoder's two
 // paths bit for bit, and the accuracy bar of bf16 and int8 against float32: min cosine >= 0.999
 // and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa and CLS fixtures; the demo
-// ideas' top 10; and `auto`, which must pick a precision that keeps the whole bar.
+// ideas' top 10 (swaps of papers within 0.001 in float32 allowed); and the table `auto` reads
+// (precision_bar.hpp), which must say what the measured bar says.
 #include "util/bf16_gemm.hpp"
 #include "encoder/bert_model.hpp"
 #include "encoder/precision_bar.hpp"
@@ -166,8 +167,8 @@ void expect_narrow_precisions_meet_cosine_bar(const std::string& model_dir, cons
 }
 
 // The 20 demo ideas (data/ideas.jsonl) against the 3,300 committed demo vectors
-// (data/demo/vectors_minilm_f16.npy): loaded and embedded at f32 once; same_top10(precision) says
-// for how many ideas the 10 nearest papers, as a set, are float32's.
+// (data/demo/vectors_minilm_f16.npy): loaded and embedded at f32 once; kept_top10(precision) says
+// for how many ideas the 10 nearest papers keep float32's under the bar's swap rule.
 class DemoTop10 {
 public:
     explicit DemoTop10(const std::string& model_dir) : model_dir_(model_dir) {
@@ -182,20 +183,31 @@ public:
         dim_ = corpus.cols();
         papers_.resize(rows_ * dim_);
         for (std::size_t r = 0; r < rows_; ++r) corpus.row_as_f32(r, papers_.data() + r * dim_);
-        want_ = top10s(encoder_at(model_dir_, "f32")->embed(ideas_));
+        want_q_ = encoder_at(model_dir_, "f32")->embed(ideas_);
+        want_ = top10s(want_q_);
     }
 
-    std::size_t same_top10(const std::string& precision) const {
+    /// For how many ideas `precision`'s top 10 keeps float32's: no paper replaced by one more
+    /// than encoder::top10_swap_tolerance below it in float32 similarity (encoder::counted_swaps).
+    std::size_t kept_top10(const std::string& precision) const {
         const auto got = top10s(encoder_at(model_dir_, precision)->embed(ideas_));
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < got.size(); ++i) same += got[i] == want_[i];
-        return same;
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) kept += encoder::counted_swaps(want_[i], got[i]) == 0;
+        return kept;
     }
 
 private:
-    // Per idea, the rows of its 10 nearest papers (double-precision products, ties by row), sorted.
-    std::vector<std::vector<std::size_t>> top10s(const std::vector<float>& q) const {
-        std::vector<std::vector<std::size_t>> out;
+    // The float32 similarity of idea i (want_q_) to paper `row`, in double.
+    double f32_similarity(std::size_t i, std::size_t row) const {
+        double dot = 0;
+        for (std::size_t c = 0; c < dim_; ++c) dot += double(want_q_[i * dim_ + c]) * papers_[row * dim_ + c];
+        return dot;
+    }
+
+    // Per idea, its 10 nearest papers by the vectors `q` (double-precision products, ties by row),
+    // each with its float32 similarity.
+    std::vector<std::vector<encoder::RankedPaper>> top10s(const std::vector<float>& q) const {
+        std::vector<std::vector<encoder::RankedPaper>> out;
         std::vector<std::pair<double, std::size_t>> sims(rows_);
         for (std::size_t i = 0; i < ideas_.size(); ++i) {
             for (std::size_t r = 0; r < rows_; ++r) {
@@ -204,10 +216,9 @@ private:
                 sims[r] = {-dot, r};
             }
             std::partial_sort(sims.begin(), sims.begin() + 10, sims.end());
-            std::vector<std::size_t> ids;
-            for (std::size_t k = 0; k < 10; ++k) ids.push_back(sims[k].second);
-            std::sort(ids.begin(), ids.end());
-            out.push_back(std::move(ids));
+            std::vector<encoder::RankedPaper> top;
+            for (std::size_t k = 0; k < 10; ++k) top.push_back({sims[k].second, f32_similarity(i, sims[k].second)});
+            out.push_back(std::move(top));
         }
         return out;
     }
@@ -215,8 +226,8 @@ private:
     std::string model_dir_;
     std::vector<std::string> ideas_;
     std::size_t rows_ = 0, dim_ = 0;
-    std::vector<float> papers_;
-    std::vector<std::vector<std::size_t>> want_;
+    std::vector<float> papers_, want_q_;
+    std::vector<std::vector<encoder::RankedPaper>> want_;
 };
 
 }  // namespace
@@ -341,29 +352,16 @@ TEST_P(Bf16PanelPath, EncoderProductsWithBiasAreNearTheExactSums) {
 }
 
 TEST(EncoderPrecision, Names) {
-    EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
-    EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
-    EXPECT_EQ(resolve_encoder_precision("int8"), "int8");
-    EXPECT_EQ(resolve_encoder_precision("auto"), encoder::auto_precision());
-    EXPECT_THROW(resolve_encoder_precision("fp16"), UsageError);
+    const std::string dir = test::fixture("encoder/tiny-xlmr");
+    for (const char* name : {"f32", "bf16", "int8"}) {
+        EXPECT_EQ(resolve_encoder_precision(name, dir).precision, name);
+        EXPECT_EQ(resolve_encoder_precision(name, dir).reason, "as asked");
+    }
+    EXPECT_THROW(resolve_encoder_precision("fp16", dir), UsageError);
+    EXPECT_THROW(check_encoder_precision_name("fp16"), UsageError);
     EncoderOptions bad;
     bad.precision = "double";
-    EXPECT_THROW(load_builtin_encoder(test::fixture("encoder/tiny-xlmr"), bad), UsageError);
-}
-
-// auto is the fastest precision of this CPU that keeps the bar, and never one that does not.
-TEST(EncoderPrecision, AutoIsTheFastestThatKeepsTheBar) {
-    const std::vector<std::string> order = encoder::precisions_fastest_first();
-    ASSERT_FALSE(order.empty());
-    EXPECT_EQ(order.back(), "f32");
-    EXPECT_EQ(std::count(order.begin(), order.end(), "int8"), int8_kernel_available() ? 1 : 0);
-    EXPECT_EQ(std::count(order.begin(), order.end(), "bf16"), bf16_kernel_available() ? 1 : 0);
-    const std::string chosen = encoder::auto_precision();
-    EXPECT_TRUE(encoder::precision_meets_bar(chosen));
-    for (const std::string& p : order) {
-        if (p == chosen) break;
-        EXPECT_FALSE(encoder::precision_meets_bar(p)) << p << " is faster, keeps the bar, and auto passed it over";
-    }
+    EXPECT_THROW(load_builtin_encoder(dir, bad), UsageError);
 }
 
 // The int8 encoder gives the same bits through each CPU path's int8 kernel (AMX, AVX512-VNNI,
@@ -405,7 +403,7 @@ TEST(EncoderPrecision, NarrowPrecisionsMeetTheCosineBarOnTheXlmRobertaAndClsFixt
 
 // One test that embeds 1,000 abstracts at each precision once (about two minutes on 2 cores), and
 // the demo ideas: the cosine bar must hold for bf16 and int8, and the table auto reads
-// (precision_meets_bar) must say what the whole bar measures.
+// (precision_meets_bar) must give the verdict of what this test measures.
 TEST(EncoderPrecision, MiniLmBarOnAThousandRealAbstractsAndTheDemoIdeas) {
     const std::string model = std::string(NOVELTY_SOURCE_DIR) + "/models/all-MiniLM-L6-v2";
     if (!fs::exists(model + "/config.json"))
@@ -417,12 +415,16 @@ TEST(EncoderPrecision, MiniLmBarOnAThousandRealAbstractsAndTheDemoIdeas) {
     const DemoTop10 demo(model);
     for (const char* precision : {"bf16", "int8"}) {
         const CosineStats s = expect_cosine_bar(model, precision, texts, want);
-        const std::size_t same = demo.same_top10(precision);
-        RecordProperty(std::string(precision) + "_same_top10", std::to_string(same) + "/20");
-        std::printf("%s: the same top 10 for %zu of the 20 demo ideas\n", precision, same);
-        const bool meets = s.min >= 0.999 && s.mean >= 0.9995 && same * 100 >= 99 * 20;
-        EXPECT_EQ(encoder::precision_meets_bar(precision), meets)
-            << precision << ": precision_meets_bar disagrees with the measured bar (cosine min " << s.min << ", mean "
-            << s.mean << ", same top 10 for " << same << "/20)";
+        const std::size_t kept = demo.kept_top10(precision);
+        RecordProperty(std::string(precision) + "_kept_top10", std::to_string(kept) + "/20");
+        std::printf("%s: top 10 kept (swaps within %.3f allowed) for %zu of the 20 demo ideas\n", precision,
+                    encoder::top10_swap_tolerance, kept);
+        encoder::BarMeasures table;
+        ASSERT_TRUE(encoder::measured_bar("all-MiniLM-L6-v2", precision, table));
+        // The development set's AUROC is the bench's (bench/run_devset_precision.sh): the table's.
+        const encoder::BarMeasures measured{s.min, s.mean, 20, kept, table.rnd_auroc_difference};
+        EXPECT_EQ(encoder::precision_meets_bar("all-MiniLM-L6-v2", precision), encoder::meets_bar(measured))
+            << precision << ": the bar table disagrees with the measured bar (cosine min " << s.min << ", mean "
+            << s.mean << ", top 10 kept for " << kept << "/20)";
     }
 }
