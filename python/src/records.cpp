@@ -95,7 +95,7 @@ void embed_resolved(ResolvedHandle& h, nb::callable embed, const std::string& en
         const auto values = nb::cast<nb::ndarray<const float, nb::c_contig, nb::device::cpu>>(embed(items));
         return std::vector<float>(values.data(), values.data() + values.size());
     };
-    embed_pending(h.batch, call, EmbedSettings{encoder, 64, {}});
+    embed_pending(h.batch, call, EmbedSettings{encoder, 64, {}, ""});
 }
 
 }  // namespace
