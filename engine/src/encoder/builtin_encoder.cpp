@@ -16,6 +16,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 namespace novelty {
 
@@ -34,6 +36,32 @@ std::string embedding_text(const std::string& title, const std::string& text) {
 }
 
 namespace {
+
+// Forward-pass buffers lent to the groups of one embed() call: a group takes one (or a new one when
+// all are out) and gives it back, so each worker reuses its buffers from group to group; all are
+// freed when the call ends.
+class ScratchPool {
+public:
+    struct Lease {
+        encoder::ForwardScratch scratch;
+        std::vector<float> hidden;
+    };
+    std::unique_ptr<Lease> take() {
+        std::lock_guard lock(mutex_);
+        if (free_.empty()) return std::make_unique<Lease>();
+        auto lease = std::move(free_.back());
+        free_.pop_back();
+        return lease;
+    }
+    void give(std::unique_ptr<Lease> lease) {
+        std::lock_guard lock(mutex_);
+        free_.push_back(std::move(lease));
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Lease>> free_;
+};
 
 class CpuEncoder final : public Embedder {
 public:
@@ -67,18 +95,21 @@ public:
         const encoder::TokenGroups g = encoder::group_by_tokens(tokens, options_.tokens_per_group);
         std::vector<float> out(n * h);
         openblas_set_num_threads(1);
+        ScratchPool pool;
         parallel_for_blocks(g.groups.size(), options_.threads, [&](std::size_t k) {
             const auto [begin, end] = g.groups[k];
             std::vector<const std::vector<std::int32_t>*> seqs;
             for (std::size_t i = begin; i < end; ++i) seqs.push_back(&tokens[g.order[i]]);
-            std::vector<float> hidden;
-            model_.forward(seqs, hidden);
+            std::unique_ptr<ScratchPool::Lease> lease = pool.take();
+            std::vector<float>& hidden = lease->hidden;
+            model_.forward(seqs, hidden, lease->scratch);
             std::size_t row = 0;
             for (std::size_t i = begin; i < end; ++i) {
                 const std::size_t len = tokens[g.order[i]].size();
                 encoder::pool_and_normalize(hidden.data() + row * h, len, h, pooling_, out.data() + g.order[i] * h);
                 row += len;
             }
+            pool.give(std::move(lease));
         });
         return out;
     }
