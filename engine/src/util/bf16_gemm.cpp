@@ -88,10 +88,18 @@ void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, 
 
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw) {
     const std::size_t pairs = (in + 1) / 2, full = in / 2;
+    // A row's words hold its bf16 values in order, low half first: AVX-512 rounds whole rows of
+    // 16 values at a time into them (the same bits), on the paths that run it.
+    const bool wide = bf16_kernel_available() && bf16_kernel_runs();
     for (std::size_t r = 0; r < n; ++r) {
         const float* row = x + r * in;
         std::uint32_t* out = xw + r * pairs;
-        for (std::size_t p = 0; p < full; ++p) out[p] = bf16_bits(row[2 * p]) | bf16_bits(row[2 * p + 1]) << 16;
+        std::size_t p = 0;
+        if (wide) {
+            const std::size_t done = bf16_round_avx512_raw(row, in / 16 * 16, reinterpret_cast<std::uint16_t*>(out));
+            p = done / 2;
+        }
+        for (; p < full; ++p) out[p] = bf16_bits(row[2 * p]) | bf16_bits(row[2 * p + 1]) << 16;
         if (full < pairs) out[full] = bf16_bits(row[2 * full]);
     }
 }

@@ -246,6 +246,35 @@ TEST(Bf16, RoundsToNearestEven) {
     EXPECT_EQ(bits_of(round_to_bf16(3.140625f)), 0x40490000u);  // exactly representable: kept
 }
 
+// pack_bf16_rows on every CPU path (AVX-512 lanes on avx512 and amx, scalar below): the same words
+// as to_bf16 value by value, for rows of 1 to 40 values (whole 16-lane groups and tails) holding
+// ties, subnormals, infinities and NaNs.
+TEST(Bf16, RowPackingGivesTheScalarRoundingOnEveryPath) {
+    std::vector<float> x = random_floats(40 * 37, 9);
+    const float specials[] = {std::bit_cast<float>(0x3f808000u), std::bit_cast<float>(0x3f818000u), 1e-40f, -1e-45f,
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7f800001u),
+                              std::bit_cast<float>(0xff812345u), std::numeric_limits<float>::max(), -0.0f};
+    for (std::size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % std::size(specials)];
+    for (const CpuPath path : {CpuPath::amx, CpuPath::avx512, CpuPath::f32}) {
+        if (path > best_cpu_path(cpu_features())) continue;
+        const ScopedCpuPath scoped(path);
+        for (std::size_t in = 1; in <= 40; ++in) {
+            const std::size_t n = 37, pairs = (in + 1) / 2;
+            std::vector<std::uint32_t> got(n * pairs + 1, 0xdeadbeefu);
+            pack_bf16_rows(x.data(), n, in, got.data());
+            ASSERT_EQ(got.back(), 0xdeadbeefu) << "wrote past the rows";
+            for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t p = 0; p < pairs; ++p) {
+                    const std::uint32_t lo = to_bf16(x[r * in + 2 * p]);
+                    const std::uint32_t hi = 2 * p + 1 < in ? to_bf16(x[r * in + 2 * p + 1]) : 0u;
+                    ASSERT_EQ(got[r * pairs + p], lo | hi << 16)
+                        << cpu_path_name(path) << " in " << in << " row " << r << " pair " << p;
+                }
+        }
+    }
+}
+
 TEST(Bf16, PackingPairsColumnsAndZeroesThePadding) {
     const std::vector<float> w = {1, 2, 3, 4, 5, 6};  // 2 x 3
     const Bf16Panels p = pack_bf16_panels(w.data(), 2, 3);
