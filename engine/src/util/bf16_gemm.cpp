@@ -119,9 +119,7 @@ void bf16_gemm_best(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w,
     std::size_t done = 0;
     if (cpu_path() == CpuPath::amx && cpu_features().amx_bf16) {
         done = bf16_gemm_amx_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, y);
-        if (bias)
-            for (std::size_t r = 0; r < done; ++r)
-                for (std::size_t o = 0; o < w.out; ++o) y[r * w.out + o] += bias[o];
+        if (bias) add_bias_avx512_raw(y, done, w.out, bias);
     }
     if (done < n) bf16_gemm_avx512_raw(xw + done * w.pairs, n - done, w.words.data(), w.pairs, w.panels, w.out, bias,
                                        y + done * w.out);

@@ -55,6 +55,15 @@ void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uin
     packed_gemm_with(ops, xw, n, words, pairs, panels, out);
 }
 
+void add_bias_avx512_raw(float* y, std::size_t rows, std::size_t out, const float* bias) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t o = 0; o < out; o += 16) {
+            const __mmask16 mask = static_cast<__mmask16>(first_lanes(out - o < 16 ? out - o : 16));
+            float* row = y + r * out + o;
+            _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), _mm512_maskz_loadu_ps(mask, bias + o)));
+        }
+}
+
 // The scalar rule in integer lanes (not vcvtneps2bf16, whose NaNs and flushed subnormals differ):
 // rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16, a NaN's high half with the quiet bit set.
 std::size_t bf16_round_avx512_raw(const float* x, std::size_t count, std::uint16_t* out) {
@@ -81,6 +90,8 @@ void bf16_gemm_avx512_raw(const std::uint32_t*, std::size_t, const std::uint32_t
                           std::size_t, const float*, float*) {}
 
 std::size_t bf16_round_avx512_raw(const float*, std::size_t, std::uint16_t*) { return 0; }
+
+void add_bias_avx512_raw(float*, std::size_t, std::size_t, const float*) {}
 
 #endif
 
