@@ -59,15 +59,15 @@ bool measured_bar(const std::string& model_name, const std::string& precision, B
     if (model_name != "all-MiniLM-L6-v2") return false;
     // all-MiniLM-L6-v2, 1,000 real abstracts and the 20 demo ideas (encoder_precision_test.cpp's
     // MiniLmBar test, which fails when this table's verdict is wrong; measured 2026-12-07 on an
-    // Intel Xeon, Sapphire Rapids, amx path), and the development set's RND AUROC
-    // (bench/results/2026-12-05-devset-precision.jsonl, worst field). int8 misses the top-10 part:
-    // 2 ideas swap papers more than 0.001 apart.
+    // Intel Xeon, Sapphire Rapids, amx path, with the 8-lane softmax), and the development set's
+    // RND AUROC (bench/results/2026-12-05-devset-precision.jsonl, worst field). int8 misses the
+    // top-10 part: an idea swaps papers more than 0.001 apart (2 before the softmax's change).
     if (precision == "bf16") {
-        out = BarMeasures{0.999976, 0.999986, 20, 20, 0.0003};
+        out = BarMeasures{0.999975, 0.999986, 20, 20, 0.0003};
         return true;
     }
     if (precision == "int8") {
-        out = BarMeasures{0.999389, 0.999647, 20, 18, 0.0028};
+        out = BarMeasures{0.999418, 0.999647, 20, 19, 0.0028};
         return true;
     }
     return false;
