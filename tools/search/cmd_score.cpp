@@ -107,6 +107,7 @@ int run_score(const ScoreArgs& args) {
     input.check_reach(corpus.size(), args.p, args.q);
 
     ScoreRun run = score_run(corpus, settings, backend->label());
+    run.report.ideas_precision = input.embedded_precision;  // may differ from the corpus's (docs/encoder.md)
     ScoreOptions& score_options = run.options;
     host::ProgressBar density_bar("densities", score_options.full_self_join ? "blocks" : "papers", args.ideas.quiet);
     score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
