@@ -1,6 +1,7 @@
 // Fuzzes the JSON Lines importers: the line reader (plain and gzip, line cap, checksum), the JSON
-// parse entry point, and each of the five JSON record formats (s2: all three kinds of line). Every input must end in records or in
+// parse entry point, and each of the five JSON record formats (s2: all four kinds of line). Every input must end in records or in
 // InputError; anything else (a crash, a sanitizer report, another exception) is a finding.
+#include "corpus/citations/s2_citations.hpp"
 #include "corpus/import/record_fields.hpp"
 #include "io/jsonl.hpp"
 #include "memory_file.hpp"
@@ -25,7 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (format == ImportFormat::s2 &&
                     novelty::import_detail::s2_record_kind(record) != novelty::import_detail::S2Kind::paper) {
                     novelty::import_detail::S2Vector vector;
-                    if (record.contains("vector")) novelty::import_detail::s2_vector(record, path, reader.line_number(), vector);
+                    if (novelty::import_detail::s2_record_kind(record) == novelty::import_detail::S2Kind::citation)
+                        (void)novelty::citations_detail::s2_citation(record, path, reader.line_number());
+                    else if (record.contains("vector")) novelty::import_detail::s2_vector(record, path, reader.line_number(), vector);
                     else (void)novelty::import_detail::s2_abstract(record, path, reader.line_number());
                     continue;
                 }

@@ -1,6 +1,7 @@
 // novelty info: the build (version, CUDA compiled in or not), the CPU kernels' path and the devices
 // present.
 #include "cli_common.hpp"
+#include "info_precision.hpp"
 
 #include "novelty/search/backends.hpp"
 #include "novelty/search/devices.hpp"
@@ -15,13 +16,15 @@ namespace novelty::cli {
 
 namespace {
 
-int run_info(bool json) {
+int run_info(bool json, const PrecisionInfoFlags& precision_flags) {
     const auto devices = list_devices();
+    const nlohmann::json precision = auto_precision_info(precision_flags);
     if (json) {
         nlohmann::json j;
         j["version"] = NOVELTY_VERSION;
         j["cpu_path"] = cpu_path_name(cpu_path());
         j["cpu_path_reason"] = cpu_path_reason();
+        j["encoder_precision"] = precision;
         j["cuda_compiled"] = cuda_compiled();
         j["cuda_architectures"] = cuda_architectures();
         j["cuda_versions"] = cuda_versions();
@@ -39,6 +42,7 @@ int run_info(bool json) {
     }
     std::printf("novelty %s\n", NOVELTY_VERSION);
     std::printf("cpu path    %s (%s)\n", cpu_path_name(cpu_path()), cpu_path_reason().c_str());
+    std::printf("%s\n", auto_precision_line(precision).c_str());
     if (!cuda_compiled()) {
         std::printf("cuda        not compiled in (CPU-only build; rebuild with -DNOVELTY_CUDA=ON for the CUDA backend)\n");
         return exit_ok;
@@ -58,9 +62,17 @@ int run_info(bool json) {
 
 void add_info_command(CLI::App& app, int& exit_code) {
     auto json = std::make_shared<bool>(false);
-    CLI::App* info = app.add_subcommand("info", "Show the build (version, CUDA compiled in or not, architectures), the CPU kernels' path and the CUDA devices present");
+    auto precision = std::make_shared<PrecisionInfoFlags>();
+    CLI::App* info = app.add_subcommand("info", "Show the build (version, CUDA compiled in or not, architectures), the CPU kernels' path, what --precision auto chooses for the encoder and why, and the CUDA devices present");
     info->add_flag("--json", *json, "Print as JSON");
-    info->callback([json, &exit_code] { exit_code = run_guarded([&] { return run_info(*json); }); });
+    info->add_option("--threads", precision->threads,
+                     "Thread count that --precision auto is resolved for (default 0: all cores)");
+    info->add_flag("--recalibrate", precision->recalibrate,
+                   "Measure the encoder's precisions on this CPU again for --precision auto, replacing the "
+                   "cached calibration (in $XDG_CACHE_HOME/novelty, else ~/.cache/novelty)");
+    info->callback([json, precision, &exit_code] {
+        exit_code = run_guarded([&] { return run_info(*json, *precision); });
+    });
 }
 
 }  // namespace novelty::cli

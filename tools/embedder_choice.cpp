@@ -82,7 +82,8 @@ void add_embedder_flags(CLI::App& command, EmbedderFlags& flags) {
                        "Model name sent to an embedding server (default: $NOVELTY_EMBED_MODEL)");
     command.add_option("--precision", flags.precision,
                        "Arithmetic of the built-in CPU encoder's linear layers: auto (default: the fastest that "
-                       "meets the accuracy bar on this CPU; f32 on every CPU measured so far), f32 (the reference), "
+                       "meets the accuracy bar on this CPU, never slower than f32: measured once per CPU and thread count "
+                       "and cached, `novelty info` says what it chose and why), f32 (the reference), "
                        "bf16 (bf16 weights and activations, float32 sums, by AVX512-BF16 where the CPU has it) or "
                        "int8 (int8 query, key, attention-output and first feed-forward layers, bf16 for the rest, "
                        "by AVX512-VNNI where the CPU has it); elsewhere bf16 and int8 give the same vectors, no "

@@ -17,7 +17,7 @@ struct EmbedderFlags {
     std::string api_key;      ///< remote key (--embed-key; else $NOVELTY_EMBED_API_KEY or $OPENAI_API_KEY)
     std::size_t threads = 0;
     std::string device = "auto";  ///< built-in encoder: auto | cpu | cuda (--device)
-    std::string precision = "auto";  ///< CPU encoder's products: auto | f32 | bf16 (--precision)
+    std::string precision = "auto";  ///< CPU encoder's products: auto | f32 | bf16 | int8 (--precision)
     /// The command's --device option when another part of it (the search backend) registered it
     /// first: its value then also chooses the encoder's device. Null otherwise.
     const CLI::Option* shared_device = nullptr;

@@ -45,7 +45,7 @@ IdeaVectors load_idea_vectors(const IdeaVectorsOptions& options) {
         for (std::size_t i : textless) options.textless(input.records[i], input.vectors.data() + i * input.dim);
     if (!to_embed.empty()) {
         const std::unique_ptr<Embedder> embedder = options.make_embedder();
-        const EmbedSettings settings{embedder->name(), 64, options.on_embed_progress};
+        const EmbedSettings settings{embedder->name(), 64, options.on_embed_progress, embedder->precision()};
         embed_records(input.records, to_embed, [&](const std::vector<std::string>& texts) { return embedder->embed(texts); },
                       settings, input.vectors, input.dim, options.dim_owner);
     }
@@ -148,7 +148,8 @@ QueryInput load_queries(const Corpus& corpus, const QueryFlags& flags, const std
     embedder_flags.threads = flags.threads;
     const std::unique_ptr<Embedder> embedder = embedder_for_corpus(corpus, embedder_flags);
     host::ProgressBar bar("embed " + what, what, flags.quiet);
-    const EmbedSettings settings{embedder->name(), 64, [&](std::size_t done, std::size_t total) { bar.update(done, total); }};
+    const EmbedSettings settings{embedder->name(), 64, [&](std::size_t done, std::size_t total) { bar.update(done, total); },
+                                 embedder->precision()};
     embed_pending(input, [&](const std::vector<std::string>& texts) { return embedder->embed(texts); }, settings);
     bar.finish();
     return input;

@@ -207,9 +207,9 @@ class Resolved:
     @property
     def filtered(self) -> bool: ...
 
-    def embed(self, embed: Callable, encoder: str) -> None:
+    def embed(self, embed: Callable, encoder: str, precision: str = '') -> None:
         """
-        Embeds the records whose vector is their text with embed(texts) -> float32 array, 64 at a time.
+        Embeds the records whose vector is their text with embed(texts) -> float32 array, 64 at a time; precision: the encoder's (recorded in score provenance as ideas_embedder_precision), "" for none.
         """
 
     def __len__(self) -> int: ...

@@ -58,7 +58,8 @@ class Embedder:
     `model` and `api_key`, which default to $NOVELTY_EMBED_MODEL and $NOVELTY_EMBED_API_KEY or
     $OPENAI_API_KEY). threads: CPU workers of the built-in encoder, 0 = all cores. precision: the
     built-in CPU encoder's linear layers, "auto" (the fastest that meets the accuracy bar on this
-    CPU; f32 on every CPU measured so far), "f32" (the reference), "bf16" (bf16 weights and
+    CPU, never slower than f32: measured on first use and cached per CPU model and thread count;
+    NOVELTY_AUTO_PRECISION pins it), "f32" (the reference), "bf16" (bf16 weights and
     activations, float32 sums) or "int8" (int8 query, key, attention-output and first feed-forward
     layers, bf16 for the rest); int8 runs on the CPU path's int8 kernel (AMX, AVX512-VNNI, AVX-VNNI or
     AVX2) and bf16 on AVX512-BF16, and both give the same vectors, no faster, without them

@@ -68,7 +68,9 @@ def resolve_records(
     )
     if resolved.n_to_embed:
         encoder = embedder_for_corpus(corpus.embedder, corpus.dir, embedder)
-        resolved.embed(lambda texts: np.ascontiguousarray(encoder.embed(texts), dtype=np.float32), encoder.name)
+        resolved.embed(
+            lambda texts: np.ascontiguousarray(encoder.embed(texts), dtype=np.float32), encoder.name, getattr(encoder, "precision", "")
+        )
     return resolved
 
 

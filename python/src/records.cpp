@@ -88,14 +88,14 @@ ResolvedHandle* resolve_rows(const CorpusHandle& h, std::size_t n, const std::ve
 
 /// Embeds the records still to embed with `embed` (a Python callable: list of texts -> float32
 /// array), 64 texts a call, as the CLI does.
-void embed_resolved(ResolvedHandle& h, nb::callable embed, const std::string& encoder) {
+void embed_resolved(ResolvedHandle& h, nb::callable embed, const std::string& encoder, const std::string& precision) {
     const EmbedTexts call = [&embed](const std::vector<std::string>& texts) {
         nb::list items;
         for (const auto& t : texts) items.append(nb::str(t.c_str(), t.size()));
         const auto values = nb::cast<nb::ndarray<const float, nb::c_contig, nb::device::cpu>>(embed(items));
         return std::vector<float>(values.data(), values.data() + values.size());
     };
-    embed_pending(h.batch, call, EmbedSettings{encoder, 64, {}});
+    embed_pending(h.batch, call, EmbedSettings{encoder, 64, {}, precision});
 }
 
 }  // namespace
@@ -140,8 +140,9 @@ void bind_records(nb::module_& m) {
         })
         .def_prop_ro("n_to_embed", [](const ResolvedHandle& r) { return r.batch.to_embed.size(); })
         .def_prop_ro("filtered", [](const ResolvedHandle& r) { return !r.batch.filters.empty(); })
-        .def("embed", &embed_resolved, nb::arg("embed"), nb::arg("encoder"),
-             "Embeds the records whose vector is their text with embed(texts) -> float32 array, 64 at a time.")
+        .def("embed", &embed_resolved, nb::arg("embed"), nb::arg("encoder"), nb::arg("precision") = "",
+             "Embeds the records whose vector is their text with embed(texts) -> float32 array, 64 at a time; "
+             "precision: the encoder's (recorded in score provenance as ideas_embedder_precision), \"\" for none.")
         .def("__len__", [](const ResolvedHandle& r) { return r.batch.size(); });
     m.def("resolve_records", &resolve_records, nb::arg("corpus"), nb::arg("records_json"), nb::arg("key"),
           nb::arg("cutoff").none(), nb::arg("exclude"), nb::arg("filter_json").none(), nb::arg("vectors"), nb::arg("texts"),

@@ -23,6 +23,7 @@ std::vector<std::string> score_locked(IndexHandle& h, const SearchQueries& q, co
     const Corpus& corpus = *h.corpus;
     r.batch.check_reach(corpus.size(), s.p, s.q);
     ScoreRun run = score_run(corpus, s, h.backend->label());
+    run.report.ideas_precision = r.batch.embedded_precision;  // "" when the ideas came as vectors
     ScoreOptions& options = run.options;
     options.on_density_progress = std::move(progress);
     const ScoreReportContext& report = run.report;

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# `--precision auto` resolves by a timed calibration on first use (docs/encoder.md); pinned here so
+# that no test depends on this machine's timings (tests that check auto itself unset it).
+os.environ.setdefault("NOVELTY_AUTO_PRECISION", "f32")
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("NOVELTY_BUILD", ROOT / "build" / "cpu")).resolve()
 sys.path.insert(0, str(BUILD / "python"))

@@ -53,3 +53,18 @@ def test_corpus_embed_records_the_precision_and_score_reports_it(tmp_path: Path)
     vector = novelty.Embedder(precision="bf16").embed(["Sparse attention for long documents"])
     [result] = novelty.score(corpus, vector, p=2, q=1)
     assert result["provenance"]["embedder_precision"] == "bf16"
+    assert "ideas_embedder_precision" not in result["provenance"]  # given as a vector
+    idea = {"id": "i", "title": "Sparse attention", "text": "Patterns for long documents."}
+    [embedded] = novelty.score(corpus, [idea], p=2, q=1, embedder=novelty.Embedder(precision="int8"))
+    assert embedded["provenance"]["embedder_precision"] == "bf16"
+    assert embedded["provenance"]["ideas_embedder_precision"] == "int8"
+
+
+def test_the_default_precision_is_auto_and_follows_its_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embedder() resolves "auto" as the CLI does: NOVELTY_AUTO_PRECISION pins it (docs/encoder.md)."""
+    for pinned in ("bf16", "int8", "f32"):
+        monkeypatch.setenv("NOVELTY_AUTO_PRECISION", pinned)
+        assert novelty.Embedder().precision == pinned
+    monkeypatch.setenv("NOVELTY_AUTO_PRECISION", "fp16")
+    with pytest.raises(novelty.UsageError):
+        novelty.Embedder()

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 
 using novelty::test::fixture;
 using novelty::test::run_cli;
@@ -142,4 +143,39 @@ TEST(Cli, InfoNamesTheCpuPathAndTheSwitchForcesIt) {
     }
     if (set) setenv("NOVELTY_CPU_PATH", saved.c_str(), 1);
     else unsetenv("NOVELTY_CPU_PATH");
+}
+
+// `novelty info` says what --precision auto resolves to for the default model and why: the pin
+// of NOVELTY_AUTO_PRECISION as the tests set it, or, unpinned with a model whose accuracy bar was
+// never measured, f32 without a calibration.
+TEST(Cli, InfoSaysWhatPrecisionAutoChoseAndWhy) {
+    const char* pin = std::getenv("NOVELTY_AUTO_PRECISION");
+    const std::string saved = pin ? pin : "";
+    setenv("NOVELTY_AUTO_PRECISION", "bf16", 1);
+    const auto pinned = run_cli("info --json");
+    ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+    const auto j = nlohmann::json::parse(pinned.out)["encoder_precision"];
+    EXPECT_EQ(j["precision"], "bf16");
+    EXPECT_NE(j["reason"].get<std::string>().find("NOVELTY_AUTO_PRECISION"), std::string::npos);
+    EXPECT_NE(run_cli("info").out.find("--precision auto is bf16"), std::string::npos);
+    unsetenv("NOVELTY_AUTO_PRECISION");
+    const novelty::test::TempDir cache;
+    const char* model = std::getenv("NOVELTY_MODEL_DIR");
+    const std::string saved_model = model ? model : "";
+    setenv("NOVELTY_MODEL_DIR", novelty::test::fixture("encoder/tiny-bert-cls").c_str(), 1);
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const std::string saved_xdg = xdg ? xdg : "";
+    setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+    const auto unpinned = run_cli("info --json");
+    if (xdg) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+    else unsetenv("XDG_CACHE_HOME");
+    if (model) setenv("NOVELTY_MODEL_DIR", saved_model.c_str(), 1);
+    else unsetenv("NOVELTY_MODEL_DIR");
+    if (pin) setenv("NOVELTY_AUTO_PRECISION", saved.c_str(), 1);
+    ASSERT_EQ(unpinned.exit_code, 0) << unpinned.err;
+    const auto u = nlohmann::json::parse(unpinned.out)["encoder_precision"];
+    EXPECT_EQ(u["precision"], "f32");
+    EXPECT_NE(u["reason"].get<std::string>().find("the only precision that keeps the bar"), std::string::npos)
+        << u["reason"];
+    EXPECT_TRUE(std::filesystem::is_empty(cache.path())) << "nothing was calibrated or cached";
 }

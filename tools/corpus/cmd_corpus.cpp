@@ -89,6 +89,9 @@ int run_import(const ImportArgs& args) {
     if (summary.n_unmatched_abstracts > 0)
         std::printf("passed over %s of papers not in the input\n",
                     count_of(summary.n_unmatched_abstracts, "abstract").c_str());
+    if (summary.n_unmatched_citations > 0)
+        std::printf("passed over %s of papers not in the corpus (or naming no cited paper)\n",
+                    count_of(summary.n_unmatched_citations, "citation").c_str());
     if (summary.n_unembedded > 0)
         std::printf("left out %s given without a vector: they are not rows, so no search sees them "
                     "('novelty corpus info' names them)\n",
@@ -278,7 +281,7 @@ CLI::App& add_corpus_commands(CLI::App& app, int& exit_code) {
     import->add_option("--format", import_args->formats,
                        "Input format: jsonl (generic: id, title, abstract|text, date|year, field, venue, citations), "
                        "arxiv (metadata snapshot), openalex (works, abstract_inverted_index), paperlists, "
-                       "s2 (Semantic Scholar papers, abstracts and embeddings files, joined on corpusid), "
+                       "s2 (Semantic Scholar papers, abstracts, embeddings and citations files, joined on corpusid), "
                        "pubmed (baseline and update XML, applied in order); "
                        "one for all inputs or one per --in (default jsonl)")
         ->expected(1, -1)->check(CLI::IsMember({"jsonl", "arxiv", "openalex", "paperlists", "s2", "pubmed"}));

@@ -110,6 +110,7 @@ int run_score(const ScoreArgs& args) {
     input.check_reach(corpus.size(), args.p, args.q);
 
     ScoreRun run = score_run(corpus, settings, backend->label());
+    run.report.ideas_precision = input.embedded_precision;  // may differ from the corpus's (docs/encoder.md)
     ScoreOptions& score_options = run.options;
     const bool reference = score_options.densities == DensityMethod::self_join;
     // One search bar per planned batch of ideas, ended when its densities start.

@@ -105,7 +105,7 @@ std::vector<std::string> cache_files(const fs::path& cache) {
 
 // Steps 1-3 on an open papers.sqlite (staging attached, transaction open).
 void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<S2Join>& s2, const AddingDir& work,
-                      const std::function<void(BuiltCorpus&)>& finish) {
+                      const fs::path& dir, const std::function<void(BuiltCorpus&)>& finish) {
     Reading reading = read_sources(options, db, s2 ? &*s2 : nullptr, "", true);  // (the staging file alone)
     // From here on every change to papers.sqlite (the s2 join's unembedded papers too) is part
     // of the one transaction.
@@ -117,7 +117,7 @@ void build_and_commit(const ImportOptions& options, SqliteDb& db, std::optional<
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     CorpusManifest manifest;
-    std::vector<std::int64_t> old_row_of_new = apply_staged_papers(db);
+    std::vector<std::int64_t> old_row_of_new = apply_staged_papers(db, added_tables(options, dir.string()));
     manifest.papers_generation = new_generation();
     write_generation(db, manifest.papers_generation);
     fill_corpus_stats(db, manifest);
@@ -152,7 +152,7 @@ void add_in_place(const ImportOptions& options, const fs::path& dir, const std::
         // The staging pragmas name every schema; the corpus's own file keeps a rollback journal,
         // synced, so that a kill undoes an uncommitted transaction and a commit survives power loss.
         db.exec("PRAGMA main.journal_mode = DELETE; PRAGMA main.synchronous = FULL;");
-        build_and_commit(options, db, s2, work, finish);
+        build_and_commit(options, db, s2, work, dir, finish);
         work.committed();
         kill_point("add:papers-committed");
         db.exec("DETACH DATABASE staging");

@@ -16,6 +16,8 @@
 #include "corpus/import/read_sources.hpp"
 #include "corpus/import/papers_layout.hpp"
 #include "corpus/import/papers_incremental.hpp"
+#include "corpus/citations/citation_table.hpp"
+#include "corpus/import/paper_inserted.hpp"
 #include "corpus/add_in_place.hpp"
 #include "corpus/corpus_lock.hpp"
 
@@ -256,6 +258,7 @@ struct Built {
     CorpusManifest manifest;
     Reading reading;
     std::size_t unmatched_abstracts = 0;
+    std::size_t unmatched_citations = 0;
 };
 
 // corpus add by rebuild: the papers the base corpus left without a vector stay listed in its
@@ -271,6 +274,23 @@ void carry_base_unembedded(SqliteDb& db, const std::string& base_dir) {
     db.exec("DETACH DATABASE base");
 }
 
+// The citation graph and the insertion times of the papers built; an add that rebuilds carries
+// over the base corpus's S2 citations dataset edges and its papers' insertion times.
+void build_beside_papers(SqliteDb& db, const ImportOptions& options, const std::string& base_dir) {
+    const import_detail::AddedTables tables = import_detail::added_tables(options, base_dir);
+    if (!base_dir.empty()) {
+        SqliteStatement attach = db.prepare("ATTACH DATABASE ? AS cite_base");
+        attach.bind(1, (fs::path(base_dir) / "papers.sqlite").string());
+        attach.step();
+    }
+    const std::string base = base_dir.empty() ? "" : "cite_base";
+    db.exec("BEGIN");
+    citations_detail::build_citation_tables(db, tables.citation_format, "main", "main", base);
+    import_detail::build_paper_inserted(db, tables.now, base, tables.base_created);
+    db.exec("COMMIT");
+    if (!base_dir.empty()) db.exec("DETACH DATABASE cite_base");
+}
+
 // Reads every source into papers.sqlite in `work` (with vectors for s2 embeddings, or what
 // `finish` writes when there is a base).
 void build_papers(const ImportOptions& options, const std::string& base_dir, const fs::path& work,
@@ -284,6 +304,8 @@ void build_papers(const ImportOptions& options, const std::string& base_dir, con
     finish_reading(options, db, s2 ? &*s2 : nullptr, built.reading);
     if (!base_dir.empty()) carry_base_unembedded(db, base_dir);
     order_and_index(db, options);
+    build_beside_papers(db, options, base_dir);
+    if (s2) built.unmatched_citations = citations_detail::n_citing_outside(db) + s2->n_citations_without_cited();
     import_detail::fill_corpus_stats(db, built.manifest);
     if (s2) {
         built.manifest.n_unembedded = s2->n_unembedded();
@@ -321,7 +343,8 @@ void build_papers_incremental(const ImportOptions& options, const std::string& b
     progress.stage = "indexing";
     if (options.on_progress) options.on_progress(progress);
     db.exec("BEGIN");
-    std::vector<std::int64_t> old_row_of_new = import_detail::apply_staged_papers(db);
+    std::vector<std::int64_t> old_row_of_new =
+        import_detail::apply_staged_papers(db, import_detail::added_tables(options, base_dir));
     built.manifest.papers_generation = import_detail::new_generation();
     import_detail::write_generation(db, built.manifest.papers_generation);
     db.exec("COMMIT");
@@ -407,6 +430,7 @@ ImportSummary import_onto(const ImportOptions& options, const std::string& base_
     summary.n_papers = reading.accepted;
     summary.n_unembedded = manifest.n_unembedded;
     summary.n_unmatched_abstracts = built.unmatched_abstracts;
+    summary.n_unmatched_citations = built.unmatched_citations;
     summary.n_revised = reading.revised;
     summary.n_deleted = reading.deleted;
     summary.n_skipped = reading.skipped;

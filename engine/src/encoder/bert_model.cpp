@@ -117,22 +117,14 @@ void linear(const float* x, std::size_t n, std::size_t in, const std::vector<flo
                 1.0f, x, static_cast<int>(in), w.data(), static_cast<int>(in), 1.0f, y, static_cast<int>(out));
 }
 
-// Scratch of one forward pass for the narrow products: x rounded to bf16 and packed in pairs
-// (AVX512-BF16) or rounded as float32 (sgemm), or quantized to int8.
-struct NarrowScratch {
-    std::vector<std::uint32_t> pairs;
-    std::vector<float> rounded;
-    Int8Rows int8;
-};
-
 // y[n x out] = x * W^T + b with `w`'s narrow operands (bf16_gemm.hpp, int8_gemm.hpp).
 void linear_narrow(const float* x, std::size_t n, std::size_t in, const NarrowLinear& w, const std::vector<float>& b,
-                   std::size_t out, float* y, NarrowScratch& scratch) {
+                   std::size_t out, float* y, ForwardScratch& scratch) {
     switch (w.kind) {
         case NarrowLinear::Kind::bf16_avx512:
             scratch.pairs.resize(n * ((in + 1) / 2));
             pack_bf16_rows(x, n, in, scratch.pairs.data());
-            bf16_gemm_avx512(scratch.pairs.data(), n, w.panels, b.data(), y);
+            bf16_gemm_best(scratch.pairs.data(), n, w.panels, b.data(), y);
             return;
         case NarrowLinear::Kind::int8:
             quantize_int8_rows(x, n, in, w.int8.path, scratch.int8,
@@ -291,6 +283,12 @@ void BertModel::set_linear_precision(LinearPrecision precision, unsigned int8_la
 }
 
 void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& x) const {
+    ForwardScratch scratch;
+    forward(seqs, x, scratch);
+}
+
+void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& x,
+                        ForwardScratch& scratch) const {
     const BertConfig& c = config_;
     const std::size_t h = c.hidden;
     std::size_t n_tokens = 0;
@@ -316,9 +314,12 @@ void BertModel::forward(const std::vector<const std::vector<std::int32_t>*>& seq
     }
     add_layer_norm(x.data(), nullptr, n_tokens, h, emb_ln_g_, emb_ln_b_, c.layer_norm_eps);
 
-    std::vector<float> q(n_tokens * h), k(n_tokens * h), v(n_tokens * h), ctx(n_tokens * h), attn(n_tokens * h);
-    std::vector<float> inter(n_tokens * c.intermediate), scores;
-    NarrowScratch scratch;
+    // Every element of these is written before it is read (sgemm with beta 1 starts from the
+    // bias rows; attention writes every context row): resize keeps old contents and capacity.
+    std::vector<float>&q = scratch.q, &k = scratch.k, &v = scratch.v, &ctx = scratch.ctx, &attn = scratch.attn;
+    std::vector<float>&inter = scratch.inter, &scores = scratch.scores;
+    for (std::vector<float>* buf : {&q, &k, &v, &ctx, &attn}) buf->resize(n_tokens * h);
+    inter.resize(n_tokens * c.intermediate);
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const BertLayer& layer = layers_[l];
         // One linear layer at this model's precision: `f32_w` or its narrow form `narrow_w`.

@@ -86,6 +86,15 @@ struct NarrowLinear {
     Int8Weights int8;
 };
 
+/// The buffers of one forward pass, kept between passes of one thread so that a run of many groups
+/// allocates (and page-faults) once, not per group. Sized by forward(); any contents.
+struct ForwardScratch {
+    std::vector<float> q, k, v, ctx, attn, inter, scores;
+    std::vector<std::uint32_t> pairs;  ///< activations packed as bf16 pairs (bf16 layers)
+    std::vector<float> rounded;        ///< activations rounded to bf16 for sgemm (bf16_float32)
+    Int8Rows int8;                     ///< activations quantized (int8 layers)
+};
+
 class BertModel {
 public:
     /// Loads model.safetensors of `model_dir` (tensor names with or without a "bert." or
@@ -106,6 +115,9 @@ public:
     /// row of `hidden` floats per token, sequences concatenated in order (sum of lengths rows).
     /// Sequences are attended separately (no padding). Each length must be 1..max_tokens().
     void forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& hidden_out) const;
+    /// The same, with the caller's buffers (one ForwardScratch per thread at a time).
+    void forward(const std::vector<const std::vector<std::int32_t>*>& seqs, std::vector<float>& hidden_out,
+                 ForwardScratch& scratch) const;
 
     /// The weights, for the CUDA encoder to upload.
     const std::vector<float>& word_embeddings() const { return word_emb_; }

@@ -5,7 +5,7 @@
 #include "encoder/cuda_encoder.hpp"
 #include "encoder/encoder_parts.hpp"
 #include "encoder/model_tokenizer.hpp"
-#include "encoder/precision_bar.hpp"
+#include "encoder/precision_auto.hpp"
 #include "novelty/encoder/text_encoder.hpp"
 #include "novelty/search/devices.hpp"
 #include "novelty/util/cpu_path.hpp"
@@ -16,6 +16,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 namespace novelty {
 
@@ -35,6 +37,32 @@ std::string embedding_text(const std::string& title, const std::string& text) {
 
 namespace {
 
+// Forward-pass buffers lent to the groups of one embed() call: a group takes one (or a new one when
+// all are out) and gives it back, so each worker reuses its buffers from group to group; all are
+// freed when the call ends.
+class ScratchPool {
+public:
+    struct Lease {
+        encoder::ForwardScratch scratch;
+        std::vector<float> hidden;
+    };
+    std::unique_ptr<Lease> take() {
+        std::lock_guard lock(mutex_);
+        if (free_.empty()) return std::make_unique<Lease>();
+        auto lease = std::move(free_.back());
+        free_.pop_back();
+        return lease;
+    }
+    void give(std::unique_ptr<Lease> lease) {
+        std::lock_guard lock(mutex_);
+        free_.push_back(std::move(lease));
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Lease>> free_;
+};
+
 class CpuEncoder final : public Embedder {
 public:
     CpuEncoder(const std::string& model_dir, const EncoderOptions& options)
@@ -43,7 +71,7 @@ public:
           tokenizer_(encoder::ModelTokenizer::load(model_dir)),
           pooling_(encoder::read_pooling(model_dir)),
           options_(options),
-          precision_(resolve_encoder_precision(options.precision)) {
+          precision_(resolve_encoder_precision(options.precision, model_dir, options.threads).precision) {
         encoder::check_lengths(model_dir, tokenizer_, model_.config());
         if (precision_ == "bf16")
             model_.set_linear_precision(bf16_kernel_available() ? encoder::LinearPrecision::bf16_avx512
@@ -67,18 +95,21 @@ public:
         const encoder::TokenGroups g = encoder::group_by_tokens(tokens, options_.tokens_per_group);
         std::vector<float> out(n * h);
         openblas_set_num_threads(1);
+        ScratchPool pool;
         parallel_for_blocks(g.groups.size(), options_.threads, [&](std::size_t k) {
             const auto [begin, end] = g.groups[k];
             std::vector<const std::vector<std::int32_t>*> seqs;
             for (std::size_t i = begin; i < end; ++i) seqs.push_back(&tokens[g.order[i]]);
-            std::vector<float> hidden;
-            model_.forward(seqs, hidden);
+            std::unique_ptr<ScratchPool::Lease> lease = pool.take();
+            std::vector<float>& hidden = lease->hidden;
+            model_.forward(seqs, hidden, lease->scratch);
             std::size_t row = 0;
             for (std::size_t i = begin; i < end; ++i) {
                 const std::size_t len = tokens[g.order[i]].size();
                 encoder::pool_and_normalize(hidden.data() + row * h, len, h, pooling_, out.data() + g.order[i] * h);
                 row += len;
             }
+            pool.give(std::move(lease));
         });
         return out;
     }
@@ -112,16 +143,23 @@ std::string resolve_encoder_device(const std::string& device) {
     throw UsageError("device must be auto, cpu, cuda or cuda-emulated, not '" + device + "'", "device");
 }
 
-std::string resolve_encoder_precision(const std::string& precision) {
-    if (precision == "f32" || precision == "bf16" || precision == "int8") return precision;
-    if (precision == "auto") return encoder::auto_precision();
-    throw UsageError("precision must be auto, f32, bf16 or int8, not '" + precision + "'", "precision");
+void check_encoder_precision_name(const std::string& precision) {
+    if (precision != "auto" && precision != "f32" && precision != "bf16" && precision != "int8")
+        throw UsageError("precision must be auto, f32, bf16 or int8, not '" + precision + "'", "precision");
+}
+
+ResolvedPrecision resolve_encoder_precision(const std::string& precision, const std::string& model_dir,
+                                            std::size_t threads, bool recalibrate) {
+    check_encoder_precision_name(precision);
+    if (precision != "auto") return {precision, "as asked"};
+    const encoder::AutoPrecision chosen = encoder::resolve_auto_precision(model_dir, threads, recalibrate);
+    return {chosen.precision, chosen.reason};
 }
 
 std::unique_ptr<Embedder> load_builtin_encoder(const std::string& model_dir, const EncoderOptions& options) {
     const std::string device = resolve_encoder_device(options.device);
     if (!fs::is_directory(model_dir)) throw InputError(model_dir, 0, "no such model directory");
-    resolve_encoder_precision(options.precision);  // a bad name is an error on every device
+    check_encoder_precision_name(options.precision);  // a bad name is an error on every device
     if (device == "cuda" || device == "cuda-emulated") {
         EncoderOptions resolved = options;
         resolved.device = device;

@@ -104,18 +104,56 @@ void gelu_in_place(float* x, std::size_t n) {
     map8(x, x, n, [](f8 v) { return splat(0.5f) * v * (splat(1.0f) + erf8(v * splat(0.70710678118654752f))); });
 }
 
+namespace {
+
+// The largest of row[0..cols) (cols >= 1): 8 lanes, then the lanes and the tail (exact in any order).
+inline float row_max(const float* row, std::size_t cols) {
+    float max = row[0];
+    std::size_t c = 0;
+    if (cols >= 8) {
+        f8 m = load(row);
+        for (c = 8; c + 8 <= cols; c += 8) {
+            const f8 v = load(row + c);
+            m = v > m ? v : m;
+        }
+        for (int lane = 0; lane < 8; ++lane) max = m[lane] > max ? m[lane] : max;
+    }
+    for (; c < cols; ++c) max = row[c] > max ? row[c] : max;
+    return max;
+}
+
+// row[c] = exp(row[c] - max) for c < cols; returns their sum, added in 8 lanes (lane l holds
+// columns l, l + 8, ...), the lanes then in order 0..7, then the tail columns in order.
+inline float exp_and_sum(float* row, std::size_t cols, float max) {
+    const f8 m = splat(max);
+    f8 lanes = splat(0.0f);
+    std::size_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+        const f8 e = exp8(load(row + c) - m);
+        store(row + c, e);
+        lanes += e;
+    }
+    float sum = 0.0f;
+    for (int lane = 0; lane < 8; ++lane) sum += lanes[lane];
+    if (c < cols) {
+        float tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        std::memcpy(tail, row + c, (cols - c) * sizeof(float));
+        store(tail, exp8(load(tail) - m));
+        for (std::size_t t = 0; t < cols - c; ++t) sum += tail[t];
+        std::memcpy(row + c, tail, (cols - c) * sizeof(float));
+    }
+    return sum;
+}
+
+}  // namespace
+
 NOVELTY_VECTOR_CLONES
 void softmax_rows(float* x, std::size_t rows, std::size_t cols) {
+    if (cols == 0) return;
     for (std::size_t r = 0; r < rows; ++r) {
         float* row = x + r * cols;
-        float max = row[0];
-        for (std::size_t c = 1; c < cols; ++c) max = row[c] > max ? row[c] : max;
-        const f8 m = splat(max);
-        map8(row, row, cols, [&](f8 v) { return exp8(v - m); });
-        float sum = 0;
-        for (std::size_t c = 0; c < cols; ++c) sum += row[c];
-        const float inv = 1.0f / sum;
-        for (std::size_t c = 0; c < cols; ++c) row[c] *= inv;
+        const float inv = 1.0f / exp_and_sum(row, cols, row_max(row, cols));
+        map8(row, row, cols, [&](f8 v) { return v * splat(inv); });
     }
 }
 

@@ -159,6 +159,7 @@ void embed_pending(ResolvedBatch& batch, const EmbedTexts& embed, const EmbedSet
     if (batch.to_embed.empty()) return;
     embed_records(batch.records, batch.to_embed, embed, settings, batch.vectors, batch.dim);
     batch.to_embed.clear();
+    batch.embedded_precision = settings.precision;
 }
 
 }  // namespace novelty

@@ -88,10 +88,18 @@ void pack_bf16_panel_rows(const float* x, std::size_t first_row, std::size_t n, 
 
 void pack_bf16_rows(const float* x, std::size_t n, std::size_t in, std::uint32_t* xw) {
     const std::size_t pairs = (in + 1) / 2, full = in / 2;
+    // A row's words hold its bf16 values in order, low half first: AVX-512 rounds whole rows of
+    // 16 values at a time into them (the same bits), on the paths that run it.
+    const bool wide = bf16_kernel_available() && bf16_kernel_runs();
     for (std::size_t r = 0; r < n; ++r) {
         const float* row = x + r * in;
         std::uint32_t* out = xw + r * pairs;
-        for (std::size_t p = 0; p < full; ++p) out[p] = bf16_bits(row[2 * p]) | bf16_bits(row[2 * p + 1]) << 16;
+        std::size_t p = 0;
+        if (wide) {
+            const std::size_t done = bf16_round_avx512_raw(row, in / 16 * 16, reinterpret_cast<std::uint16_t*>(out));
+            p = done / 2;
+        }
+        for (; p < full; ++p) out[p] = bf16_bits(row[2 * p]) | bf16_bits(row[2 * p + 1]) << 16;
         if (full < pairs) out[full] = bf16_bits(row[2 * full]);
     }
 }
@@ -104,6 +112,17 @@ bool bf16_kernel_runs() {
 void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
     if (!bf16_kernel_runs()) throw Error("bf16_gemm_avx512: this CPU (or this build) has no AVX512-BF16");
     bf16_gemm_avx512_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, bias, y);
+}
+
+void bf16_gemm_best(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {
+    if (!bf16_kernel_runs()) throw Error("bf16_gemm_best: this CPU (or this build) has no AVX512-BF16");
+    std::size_t done = 0;
+    if (cpu_path() == CpuPath::amx && cpu_features().amx_bf16) {
+        done = bf16_gemm_amx_raw(xw, n, w.words.data(), w.pairs, w.panels, w.out, y);
+        if (bias) add_bias_avx512_raw(y, done, w.out, bias);
+    }
+    if (done < n) bf16_gemm_avx512_raw(xw + done * w.pairs, n - done, w.words.data(), w.pairs, w.panels, w.out, bias,
+                                       y + done * w.out);
 }
 
 void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y) {

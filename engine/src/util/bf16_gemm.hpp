@@ -64,6 +64,13 @@ bool bf16_kernel_runs();
 void bf16_gemm_avx512(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
 void bf16_gemm_portable(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
 
+/// The same products as bf16_gemm_avx512 (needs bf16_kernel_runs(), else Error) for the encoder's
+/// linear layers, by the fastest kernel of the CPU path: on the amx path of a CPU with AMX-BF16,
+/// AMX-BF16 tiles for whole tiles of 16 rows of x (float32 sums of the same exact products in
+/// another order, then + bias: the last bits may differ from bf16_gemm_avx512's) and
+/// bf16_gemm_avx512 for the rows past them; elsewhere bf16_gemm_avx512 itself.
+void bf16_gemm_best(const std::uint32_t* xw, std::size_t n, const Bf16Panels& w, const float* bias, float* y);
+
 /// The same products against `panels` consecutive panels starting at `words` (a slice of
 /// Bf16Panels::words beginning at a panel, each panel `pairs` x 16 words): y[n x out] with row
 /// stride `out` (16 panels >= out > 16 (panels - 1)), no bias. By the AVX512-BF16 kernel when

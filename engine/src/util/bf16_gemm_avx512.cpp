@@ -55,12 +55,43 @@ void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uin
     packed_gemm_with(ops, xw, n, words, pairs, panels, out);
 }
 
+void add_bias_avx512_raw(float* y, std::size_t rows, std::size_t out, const float* bias) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t o = 0; o < out; o += 16) {
+            const __mmask16 mask = static_cast<__mmask16>(first_lanes(out - o < 16 ? out - o : 16));
+            float* row = y + r * out + o;
+            _mm512_mask_storeu_ps(row, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, row), _mm512_maskz_loadu_ps(mask, bias + o)));
+        }
+}
+
+// The scalar rule in integer lanes (not vcvtneps2bf16, whose NaNs and flushed subnormals differ):
+// rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16, a NaN's high half with the quiet bit set.
+std::size_t bf16_round_avx512_raw(const float* x, std::size_t count, std::uint16_t* out) {
+    const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff), quiet = _mm512_set1_epi32(0x0040);
+    const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), infinity = _mm512_set1_epi32(0x7f800000);
+    std::size_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+        const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, bits, 16), one);
+        const __m512i rounded = _mm512_maskz_srli_epi32(0xffff, _mm512_add_epi32(_mm512_add_epi32(bits, bias), odd), 16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, magnitude), infinity);
+        const __m512i nan_bits = _mm512_or_si512(_mm512_maskz_srli_epi32(0xffff, bits, 16), quiet);
+        const __m512i result = _mm512_mask_mov_epi32(rounded, nan, nan_bits);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_maskz_cvtepi32_epi16(0xffff, result));
+    }
+    return i;
+}
+
 #else
 
 bool bf16_avx512_compiled() { return false; }
 
 void bf16_gemm_avx512_raw(const std::uint32_t*, std::size_t, const std::uint32_t*, std::size_t, std::size_t,
                           std::size_t, const float*, float*) {}
+
+std::size_t bf16_round_avx512_raw(const float*, std::size_t, std::uint16_t*) { return 0; }
+
+void add_bias_avx512_raw(float*, std::size_t, std::size_t, const float*) {}
 
 #endif
 

@@ -17,6 +17,15 @@ void bf16_gemm_avx512_raw(const std::uint32_t* xw, std::size_t n, const std::uin
                           std::size_t panels, std::size_t out, const float* bias, float* y);
 
 /// Whether bf16_gemm_amx.cpp was compiled with its kernel.
+/// The first `count` floats of `x` rounded to bf16 (nearest, ties to even; a NaN made quiet, as
+/// bf16_gemm.cpp's scalar rounding) in 16 lanes at a time, written as `count` 16-bit values from
+/// `out`; returns how many it did (a multiple of 16; 0 when not compiled), the caller rounds the rest.
+std::size_t bf16_round_avx512_raw(const float* x, std::size_t count, std::uint16_t* out);
+
+/// y[r][o] += bias[o] for `rows` rows of `out` values (row stride `out`), 16 lanes at a time (the
+/// same sums as the scalar loop); does nothing when not compiled (callers check bf16_kernel_runs()).
+void add_bias_avx512_raw(float* y, std::size_t rows, std::size_t out, const float* bias);
+
 bool bf16_amx_compiled();
 /// The bf16 screen's products (bf16_gemm_panel_range, no bias) by AMX-BF16 tiles for the first n
 /// rounded down to a multiple of 16 rows of x; returns how many rows it did, the caller does the

@@ -5,6 +5,7 @@
 // "URL:...", a 40-hex paper id) stands for.
 #pragma once
 
+#include "corpus/external_ids.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "novelty/corpus/paper.hpp"
 
@@ -20,22 +21,11 @@ namespace novelty::host {
 /// recorded): it says what a bare paper id is (s2: a CorpusId; pubmed: a PMID; arxiv: an arXiv id).
 std::string corpus_format(const CorpusManifest& manifest);
 
-/// The first of `keys` that `extra` (a record's extra JSON) holds with a non-null value; null
-/// when extra is not an object or holds none of them.
-const nlohmann::json* find_key(const nlohmann::json& extra, std::initializer_list<const char*> keys);
-
-/// The paper's ids elsewhere, with the Semantic Scholar API's keys ("DOI", "ArXiv", "PubMed",
-/// "PubMedCentral", "CorpusId" as a number, any other key of the record's own "externalids" or
-/// "externalIds" object). Read, in this order of precedence: that object (null values left out);
-/// the record's "doi" (a doi.org URL or "doi:" prefix removed), "pmid", "pmc"/"pmcid",
-/// "arxiv_id"/"arxiv"; an id of the forms "doi:X", "arxiv:X", "pmid:N"; an arXiv snapshot record
-/// (its keys "versions" and "categories": the id is the arXiv id); and `format`. An empty object
-/// when none is known.
-nlohmann::ordered_json external_ids(const Paper& paper, const nlohmann::json& extra, const std::string& format);
-
-/// The 40-hex Semantic Scholar paper id a URL of semanticscholar.org/paper/... ends with (lower
-/// case), "" when it holds none.
-std::string s2_sha_of_url(const std::string& url);
+// find_key, external_ids, s2_sha_of_url and is_hex40: the engine's one rule (corpus/external_ids.hpp).
+using novelty::external_ids;
+using novelty::find_key;
+using novelty::is_hex40;
+using novelty::s2_sha_of_url;
 
 /// What to look up (Corpus::find_row, in order, first found wins) for a paper id as the Semantic
 /// Scholar API takes it: the id itself (the corpus's own ids and its aliases such as

@@ -34,6 +34,7 @@ struct SearchItem {
 struct EmbedReply {
     std::vector<float> values;  ///< texts x dim
     std::string embedder;
+    std::string precision;  ///< the built-in encoder's (Embedder::precision), "" for a server
 };
 
 using Texts = std::vector<std::string>;
@@ -161,6 +162,7 @@ struct ServerEngine::Impl {
         embed_pending(out, [this, &settings](const std::vector<std::string>& texts) {
             EmbedReply embedded = embed_batcher->submit(Texts(texts)).get();
             settings.encoder = embedded.embedder;
+            settings.precision = embedded.precision;
             return std::move(embedded.values);
         }, settings);
         return out;
@@ -186,6 +188,7 @@ struct ServerEngine::Impl {
             const std::size_t n = batch[b].size();
             replies[b].values.assign(values.begin() + offset * out_dim, values.begin() + (offset + n) * out_dim);
             replies[b].embedder = embedder->name();
+            replies[b].precision = embedder->precision();
             offset += n;
         }
         return replies;
@@ -225,10 +228,11 @@ struct ServerEngine::Impl {
             for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
             const ScoreInput input = group.score_input(all, vectors);
             const std::vector<IdeaScore> scores = scorer_for(pq.first, pq.second).score(input);
-            const ScoreReportContext context = run_for(pq.first, pq.second).report;
+            ScoreReportContext context = run_for(pq.first, pq.second).report;
             std::size_t t = 0;
             for (std::size_t b : members) {
                 const ResolvedBatch& r = batch[b].records;
+                context.ideas_precision = r.embedded_precision;  // per request: "" when it sent vectors
                 for (std::size_t i = 0; i < r.size(); ++i, ++t)
                     replies[b].push_back(score_result_json(corpus, context, r.records[i].id, scores[t], r.scopes[i].cutoff,
                                                            r.scopes[i].excluded_ids));

@@ -142,7 +142,7 @@ struct TriageService::Impl {
         }
         if (progress) progress("embed", 0, to_embed.size());
         if (!to_embed.empty()) {
-            const EmbedSettings settings{embedder->name(), to_embed.size(), {}};
+            const EmbedSettings settings{embedder->name(), to_embed.size(), {}, embedder->precision()};
             embed_records(request.records.records, to_embed,
                           [this](const std::vector<std::string>& texts) { return embedder->embed(texts); }, settings,
                           input.vectors, input.dim);

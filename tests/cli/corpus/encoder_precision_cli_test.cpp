@@ -1,7 +1,7 @@
 // --precision on the commands that embed: `embed` writes bf16 and int8 vectors within the accuracy
 // bar of f32's, and a name the CPU encoder does not offer (int4) is a usage error (exit 2) that
-// writes nothing; the manifest, `corpus info` and the score provenance record the precision, and an add
-// at another precision records "mixed".
+// writes nothing; the manifest, `corpus info` and the score provenance record the precision (the
+// corpus's and, when `score` embeds the ideas, theirs), and an add at another precision records "mixed".
 #include "json_lines.hpp"
 #include "novelty/io/npy.hpp"
 #include "test_util.hpp"
@@ -77,12 +77,24 @@ TEST(EncoderPrecisionCli, ManifestAndProvenanceRecordThePrecisionAndAnAddAtAnoth
 
     novelty::test::write_file(tmp.file("ideas.jsonl"), "{\"id\": \"i\", \"title\": \"Sparse attention\", "
                                                        "\"text\": \"Patterns for long documents.\"}\n");
+    // Ideas embedded here at another precision than the corpus: the provenance says both.
     r = run_cli("score -q --corpus " + shell_quote(dir) + " --ideas " + shell_quote(tmp.file("ideas.jsonl")) +
-                " --embedder " + model + " --device cpu --p 2 --q 1 --out " + shell_quote(tmp.file("s.jsonl")));
+                " --embedder " + model + " --device cpu --precision int8 --p 2 --q 1 --out " + shell_quote(tmp.file("s.jsonl")));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto lines = novelty::test::json_lines(tmp.file("s.jsonl"));
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(lines[0]["provenance"]["embedder_precision"], "bf16");
+    EXPECT_EQ(lines[0]["provenance"]["ideas_embedder_precision"], "int8");
+    // Ideas given as vectors were embedded by no encoder of this run: no ideas precision.
+    r = run_cli("embed -q --in " + shell_quote(tmp.file("ideas.jsonl")) + " --embedder " + model +
+                " --device cpu --out " + shell_quote(tmp.file("ideas.npy")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_cli("score -q --corpus " + shell_quote(dir) + " --ideas " + shell_quote(tmp.file("ideas.jsonl")) +
+                " --vectors " + shell_quote(tmp.file("ideas.npy")) + " --p 2 --q 1 --out " + shell_quote(tmp.file("v.jsonl")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto given = novelty::test::json_lines(tmp.file("v.jsonl"));
+    ASSERT_EQ(given.size(), 1u);
+    EXPECT_FALSE(given[0]["provenance"].contains("ideas_embedder_precision")) << given[0]["provenance"];
 
     // An add embedded at the corpus's precision keeps it; one at another records "mixed".
     novelty::test::write_file(tmp.file("a.jsonl"), "{\"id\": \"a1\", \"title\": \"Added paper\", "

@@ -3,7 +3,8 @@
 // kernel against its portable twin where the CPU has the instructions), the int8 encoder's two
 // paths bit for bit, and the accuracy bar of bf16 and int8 against float32: min cosine >= 0.999
 // and mean >= 0.9995 over 1,000 real abstracts and the XLM-RoBERTa and CLS fixtures; the demo
-// ideas' top 10; and `auto`, which must pick a precision that keeps the whole bar.
+// ideas' top 10 (swaps of papers within 0.001 in float32 allowed); and the table `auto` reads
+// (precision_bar.hpp), which must say what the measured bar says.
 #include "util/bf16_gemm.hpp"
 #include "encoder/bert_model.hpp"
 #include "encoder/precision_bar.hpp"
@@ -166,8 +167,8 @@ void expect_narrow_precisions_meet_cosine_bar(const std::string& model_dir, cons
 }
 
 // The 20 demo ideas (data/ideas.jsonl) against the 3,300 committed demo vectors
-// (data/demo/vectors_minilm_f16.npy): loaded and embedded at f32 once; same_top10(precision) says
-// for how many ideas the 10 nearest papers, as a set, are float32's.
+// (data/demo/vectors_minilm_f16.npy): loaded and embedded at f32 once; kept_top10(precision) says
+// for how many ideas the 10 nearest papers keep float32's under the bar's swap rule.
 class DemoTop10 {
 public:
     explicit DemoTop10(const std::string& model_dir) : model_dir_(model_dir) {
@@ -182,20 +183,31 @@ public:
         dim_ = corpus.cols();
         papers_.resize(rows_ * dim_);
         for (std::size_t r = 0; r < rows_; ++r) corpus.row_as_f32(r, papers_.data() + r * dim_);
-        want_ = top10s(encoder_at(model_dir_, "f32")->embed(ideas_));
+        want_q_ = encoder_at(model_dir_, "f32")->embed(ideas_);
+        want_ = top10s(want_q_);
     }
 
-    std::size_t same_top10(const std::string& precision) const {
+    /// For how many ideas `precision`'s top 10 keeps float32's: no paper replaced by one more
+    /// than encoder::top10_swap_tolerance below it in float32 similarity (encoder::counted_swaps).
+    std::size_t kept_top10(const std::string& precision) const {
         const auto got = top10s(encoder_at(model_dir_, precision)->embed(ideas_));
-        std::size_t same = 0;
-        for (std::size_t i = 0; i < got.size(); ++i) same += got[i] == want_[i];
-        return same;
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) kept += encoder::counted_swaps(want_[i], got[i]) == 0;
+        return kept;
     }
 
 private:
-    // Per idea, the rows of its 10 nearest papers (double-precision products, ties by row), sorted.
-    std::vector<std::vector<std::size_t>> top10s(const std::vector<float>& q) const {
-        std::vector<std::vector<std::size_t>> out;
+    // The float32 similarity of idea i (want_q_) to paper `row`, in double.
+    double f32_similarity(std::size_t i, std::size_t row) const {
+        double dot = 0;
+        for (std::size_t c = 0; c < dim_; ++c) dot += double(want_q_[i * dim_ + c]) * papers_[row * dim_ + c];
+        return dot;
+    }
+
+    // Per idea, its 10 nearest papers by the vectors `q` (double-precision products, ties by row),
+    // each with its float32 similarity.
+    std::vector<std::vector<encoder::RankedPaper>> top10s(const std::vector<float>& q) const {
+        std::vector<std::vector<encoder::RankedPaper>> out;
         std::vector<std::pair<double, std::size_t>> sims(rows_);
         for (std::size_t i = 0; i < ideas_.size(); ++i) {
             for (std::size_t r = 0; r < rows_; ++r) {
@@ -204,10 +216,9 @@ private:
                 sims[r] = {-dot, r};
             }
             std::partial_sort(sims.begin(), sims.begin() + 10, sims.end());
-            std::vector<std::size_t> ids;
-            for (std::size_t k = 0; k < 10; ++k) ids.push_back(sims[k].second);
-            std::sort(ids.begin(), ids.end());
-            out.push_back(std::move(ids));
+            std::vector<encoder::RankedPaper> top;
+            for (std::size_t k = 0; k < 10; ++k) top.push_back({sims[k].second, f32_similarity(i, sims[k].second)});
+            out.push_back(std::move(top));
         }
         return out;
     }
@@ -215,8 +226,8 @@ private:
     std::string model_dir_;
     std::vector<std::string> ideas_;
     std::size_t rows_ = 0, dim_ = 0;
-    std::vector<float> papers_;
-    std::vector<std::vector<std::size_t>> want_;
+    std::vector<float> papers_, want_q_;
+    std::vector<std::vector<encoder::RankedPaper>> want_;
 };
 
 }  // namespace
@@ -233,6 +244,35 @@ TEST(Bf16, RoundsToNearestEven) {
     EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
     EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::bit_cast<float>(0x7f800001u)))));  // a NaN that would round to inf
     EXPECT_EQ(bits_of(round_to_bf16(3.140625f)), 0x40490000u);  // exactly representable: kept
+}
+
+// pack_bf16_rows on every CPU path (AVX-512 lanes on avx512 and amx, scalar below): the same words
+// as to_bf16 value by value, for rows of 1 to 40 values (whole 16-lane groups and tails) holding
+// ties, subnormals, infinities and NaNs.
+TEST(Bf16, RowPackingGivesTheScalarRoundingOnEveryPath) {
+    std::vector<float> x = random_floats(40 * 37, 9);
+    const float specials[] = {std::bit_cast<float>(0x3f808000u), std::bit_cast<float>(0x3f818000u), 1e-40f, -1e-45f,
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7f800001u),
+                              std::bit_cast<float>(0xff812345u), std::numeric_limits<float>::max(), -0.0f};
+    for (std::size_t i = 0; i < x.size(); i += 7) x[i] = specials[(i / 7) % std::size(specials)];
+    for (const CpuPath path : {CpuPath::amx, CpuPath::avx512, CpuPath::f32}) {
+        if (path > best_cpu_path(cpu_features())) continue;
+        const ScopedCpuPath scoped(path);
+        for (std::size_t in = 1; in <= 40; ++in) {
+            const std::size_t n = 37, pairs = (in + 1) / 2;
+            std::vector<std::uint32_t> got(n * pairs + 1, 0xdeadbeefu);
+            pack_bf16_rows(x.data(), n, in, got.data());
+            ASSERT_EQ(got.back(), 0xdeadbeefu) << "wrote past the rows";
+            for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t p = 0; p < pairs; ++p) {
+                    const std::uint32_t lo = to_bf16(x[r * in + 2 * p]);
+                    const std::uint32_t hi = 2 * p + 1 < in ? to_bf16(x[r * in + 2 * p + 1]) : 0u;
+                    ASSERT_EQ(got[r * pairs + p], lo | hi << 16)
+                        << cpu_path_name(path) << " in " << in << " row " << r << " pair " << p;
+                }
+        }
+    }
 }
 
 TEST(Bf16, PackingPairsColumnsAndZeroesThePadding) {
@@ -316,30 +356,41 @@ INSTANTIATE_TEST_SUITE_P(EveryCpuPath, Bf16PanelPath,
                          testing::Values(CpuPath::amx, CpuPath::avx512, CpuPath::avxvnni, CpuPath::avx2, CpuPath::f32),
                          [](const testing::TestParamInfo<CpuPath>& info) { return std::string(cpu_path_name(info.param)); });
 
-TEST(EncoderPrecision, Names) {
-    EXPECT_EQ(resolve_encoder_precision("f32"), "f32");
-    EXPECT_EQ(resolve_encoder_precision("bf16"), "bf16");
-    EXPECT_EQ(resolve_encoder_precision("int8"), "int8");
-    EXPECT_EQ(resolve_encoder_precision("auto"), encoder::auto_precision());
-    EXPECT_THROW(resolve_encoder_precision("fp16"), UsageError);
-    EncoderOptions bad;
-    bad.precision = "double";
-    EXPECT_THROW(load_builtin_encoder(test::fixture("encoder/tiny-xlmr"), bad), UsageError);
+// The encoder's bf16 products (bf16_gemm_best) on each CPU path that has AVX512-BF16: AMX-BF16
+// tiles for whole tiles of 16 rows on amx, vdpbf16ps otherwise; bias added; near the exact sums.
+TEST_P(Bf16PanelPath, EncoderProductsWithBiasAreNearTheExactSums) {
+    const CpuPath best = best_cpu_path(cpu_features());
+    if (GetParam() > best) GTEST_SKIP() << "this CPU's best path is " << cpu_path_name(best);
+    const ScopedCpuPath path(GetParam());
+    if (!bf16_kernel_runs()) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+    std::uint32_t seed = 500;
+    for (const Shape& s : {Shape{64, 384, 96}, Shape{40, 129, 100}, Shape{17, 384, 33}, Shape{1, 1, 1}}) {
+        const auto x = random_floats(s.n * s.in, seed++), w = random_floats(s.out * s.in, seed++),
+                   b = random_floats(s.out, seed++);
+        const Bf16Panels panels = pack_bf16_panels(w.data(), s.out, s.in);
+        std::vector<std::uint32_t> xw(s.n * panels.pairs);
+        pack_bf16_rows(x.data(), s.n, s.in, xw.data());
+        std::vector<float> y(s.n * s.out + 1, -7.0f);
+        bf16_gemm_best(xw.data(), s.n, panels, b.data(), y.data());
+        EXPECT_EQ(y.back(), -7.0f) << "the kernel wrote past y";
+        y.pop_back();
+        std::vector<double> want, scale;
+        reference(s, x, w, b, want, scale);
+        expect_near_reference(y, want, scale, s);
+    }
 }
 
-// auto is the fastest precision of this CPU that keeps the bar, and never one that does not.
-TEST(EncoderPrecision, AutoIsTheFastestThatKeepsTheBar) {
-    const std::vector<std::string> order = encoder::precisions_fastest_first();
-    ASSERT_FALSE(order.empty());
-    EXPECT_EQ(order.back(), "f32");
-    EXPECT_EQ(std::count(order.begin(), order.end(), "int8"), int8_kernel_available() ? 1 : 0);
-    EXPECT_EQ(std::count(order.begin(), order.end(), "bf16"), bf16_kernel_available() ? 1 : 0);
-    const std::string chosen = encoder::auto_precision();
-    EXPECT_TRUE(encoder::precision_meets_bar(chosen));
-    for (const std::string& p : order) {
-        if (p == chosen) break;
-        EXPECT_FALSE(encoder::precision_meets_bar(p)) << p << " is faster, keeps the bar, and auto passed it over";
+TEST(EncoderPrecision, Names) {
+    const std::string dir = test::fixture("encoder/tiny-xlmr");
+    for (const char* name : {"f32", "bf16", "int8"}) {
+        EXPECT_EQ(resolve_encoder_precision(name, dir).precision, name);
+        EXPECT_EQ(resolve_encoder_precision(name, dir).reason, "as asked");
     }
+    EXPECT_THROW(resolve_encoder_precision("fp16", dir), UsageError);
+    EXPECT_THROW(check_encoder_precision_name("fp16"), UsageError);
+    EncoderOptions bad;
+    bad.precision = "double";
+    EXPECT_THROW(load_builtin_encoder(dir, bad), UsageError);
 }
 
 // The int8 encoder gives the same bits through each CPU path's int8 kernel (AMX, AVX512-VNNI,
@@ -381,7 +432,7 @@ TEST(EncoderPrecision, NarrowPrecisionsMeetTheCosineBarOnTheXlmRobertaAndClsFixt
 
 // One test that embeds 1,000 abstracts at each precision once (about two minutes on 2 cores), and
 // the demo ideas: the cosine bar must hold for bf16 and int8, and the table auto reads
-// (precision_meets_bar) must say what the whole bar measures.
+// (precision_meets_bar) must give the verdict of what this test measures.
 TEST(EncoderPrecision, MiniLmBarOnAThousandRealAbstractsAndTheDemoIdeas) {
     const std::string model = std::string(NOVELTY_SOURCE_DIR) + "/models/all-MiniLM-L6-v2";
     if (!fs::exists(model + "/config.json"))
@@ -393,12 +444,16 @@ TEST(EncoderPrecision, MiniLmBarOnAThousandRealAbstractsAndTheDemoIdeas) {
     const DemoTop10 demo(model);
     for (const char* precision : {"bf16", "int8"}) {
         const CosineStats s = expect_cosine_bar(model, precision, texts, want);
-        const std::size_t same = demo.same_top10(precision);
-        RecordProperty(std::string(precision) + "_same_top10", std::to_string(same) + "/20");
-        std::printf("%s: the same top 10 for %zu of the 20 demo ideas\n", precision, same);
-        const bool meets = s.min >= 0.999 && s.mean >= 0.9995 && same * 100 >= 99 * 20;
-        EXPECT_EQ(encoder::precision_meets_bar(precision), meets)
-            << precision << ": precision_meets_bar disagrees with the measured bar (cosine min " << s.min << ", mean "
-            << s.mean << ", same top 10 for " << same << "/20)";
+        const std::size_t kept = demo.kept_top10(precision);
+        RecordProperty(std::string(precision) + "_kept_top10", std::to_string(kept) + "/20");
+        std::printf("%s: top 10 kept (swaps within %.3f allowed) for %zu of the 20 demo ideas\n", precision,
+                    encoder::top10_swap_tolerance, kept);
+        encoder::BarMeasures table;
+        ASSERT_TRUE(encoder::measured_bar("all-MiniLM-L6-v2", precision, table));
+        // The development set's AUROC is the bench's (bench/run_devset_precision.sh): the table's.
+        const encoder::BarMeasures measured{s.min, s.mean, 20, kept, table.rnd_auroc_difference};
+        EXPECT_EQ(encoder::precision_meets_bar("all-MiniLM-L6-v2", precision), encoder::meets_bar(measured))
+            << precision << ": the bar table disagrees with the measured bar (cosine min " << s.min << ", mean "
+            << s.mean << ", top 10 kept for " << kept << "/20)";
     }
 }

@@ -60,7 +60,7 @@ TEST_F(ResolverFixture, AVectorIsGivenElseEmbeddedElseTheCorpusPapers) {
     embed_pending(r, [&](const std::vector<std::string>& texts) {
         seen = texts;
         return std::vector<float>{0, 0, 2, 0};
-    }, EmbedSettings{"fake", 64, {}});
+    }, EmbedSettings{"fake", 64, {}, ""});
     EXPECT_EQ(seen, (std::vector<std::string>{"T\n\nwords"}));
     EXPECT_TRUE(r.to_embed.empty());
     EXPECT_EQ(std::vector<float>(r.vectors.begin() + 4, r.vectors.begin() + 8), (std::vector<float>{0, 0, 2, 0}));
@@ -70,7 +70,7 @@ TEST_F(ResolverFixture, AnEncoderOfAnotherDimensionIsRefusedNamingIt) {
     const Corpus corpus = Corpus::open(dir);
     ResolvedBatch r = RequestResolver(corpus, {}).resolve(request({{{"id", "x"}, {"text", "words"}}}));
     try {
-        embed_pending(r, [](const std::vector<std::string>&) { return std::vector<float>(3); }, EmbedSettings{"small", 64, {}});
+        embed_pending(r, [](const std::vector<std::string>&) { return std::vector<float>(3); }, EmbedSettings{"small", 64, {}, ""});
         FAIL() << "no error";
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("the encoder 'small' makes vectors of dimension 3 but the corpus has 4"),

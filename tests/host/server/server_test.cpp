@@ -35,8 +35,10 @@ constexpr std::size_t dim = 8;
 // A deterministic stand-in encoder: a text's vector comes from its hash.
 class FakeEmbedder : public novelty::Embedder {
 public:
-    explicit FakeEmbedder(std::atomic<int>* calls = nullptr) : calls_(calls) {}
+    explicit FakeEmbedder(std::atomic<int>* calls = nullptr, std::string precision = "")
+        : calls_(calls), precision_(std::move(precision)) {}
     std::string name() const override { return "fake-8"; }
+    std::string precision() const override { return precision_; }
     std::size_t dim() const override { return ::dim; }
     std::string pooling() const override { return "mean"; }
     std::vector<float> embed(const std::vector<std::string>& texts) override {
@@ -57,6 +59,7 @@ private:
         out.insert(out.end(), v.begin(), v.end());
     }
     std::atomic<int>* calls_;
+    std::string precision_;
 };
 
 // 60 papers p0..p59 (years 2000..2019, citations), random 8-d vectors; built once.
@@ -315,6 +318,25 @@ TEST_F(ServerTest, TextIsEmbeddedWithTheServersEncoderInOneBatch) {
     ASSERT_EQ(by_text.status, 200) << by_text.text;
     ASSERT_EQ(by_vector.status, 200) << by_vector.text;
     EXPECT_EQ(by_text.body, by_vector.body);
+}
+
+// A text idea's score says the precision the server's encoder embedded it at; an idea sent as a
+// vector, which no encoder of the server touched, does not.
+TEST_F(ServerTest, ScoresOfTextIdeasRecordTheirEmbeddingPrecision) {
+    ServerOptions o = options();
+    o.make_embedder = [] { return std::make_unique<FakeEmbedder>(nullptr, "int8"); };
+    Server server(o);
+    server.start();
+    json as_vector = json::array();
+    for (float x : FakeEmbedder::vector_of("Some idea")) as_vector.push_back(x);
+    const Reply by_text = post(server.port(), "/v1/score",
+                               json{{"ideas", {{{"id", "t"}, {"title", "Some idea"}}}}, {"p", 10}, {"q", 5}}.dump());
+    const Reply by_vector = post(server.port(), "/v1/score",
+                                 json{{"ideas", {{{"id", "t"}, {"vector", as_vector}}}}, {"p", 10}, {"q", 5}}.dump());
+    ASSERT_EQ(by_text.status, 200) << by_text.text;
+    ASSERT_EQ(by_vector.status, 200) << by_vector.text;
+    EXPECT_EQ(by_text.body["results"][0]["provenance"]["ideas_embedder_precision"], "int8");
+    EXPECT_FALSE(by_vector.body["results"][0]["provenance"].contains("ideas_embedder_precision"));
 }
 
 TEST_F(ServerTest, BadRequestsGet400WithAMessageSayingWhatToFix) {

@@ -64,6 +64,9 @@ struct ImportSummary {
     std::size_t n_papers = 0;
     std::size_t n_unembedded = 0;  ///< s2: papers left out because no vector was given for them
     std::size_t n_unmatched_abstracts = 0;  ///< s2: abstracts of papers not in the input, passed over
+    /// s2: citations lines passed over: their citing paper is not in the corpus, or they name no
+    /// cited paper
+    std::size_t n_unmatched_citations = 0;
     std::size_t n_revised = 0;     ///< pubmed: records replaced by a later file's version
     std::size_t n_deleted = 0;     ///< pubmed: records removed by a DeleteCitation
     std::size_t n_skipped = 0;

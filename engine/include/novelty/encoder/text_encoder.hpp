@@ -28,8 +28,8 @@ struct EncoderOptions {
     /// (query, key, attention output and the first feed-forward layer in int8, weights per
     /// output channel and activations per token, exact int32 sums: by AVX512-VNNI where the CPU
     /// has it, else the same sums through float32 instructions; the other two layers bf16);
-    /// "auto" (the fastest precision that keeps the whole accuracy bar on this CPU: f32 on every
-    /// CPU measured so far, see docs/encoder.md). bf16 and int8 keep min cosine >= 0.999 and
+    /// "auto" (the fastest precision that keeps the whole accuracy bar on this CPU, never slower
+    /// than f32: resolve_encoder_precision). bf16 and int8 keep min cosine >= 0.999 and
     /// mean >= 0.9995 to f32 (tests/engine/encoder/encoder_precision_test.cpp). LayerNorm,
     /// softmax, GELU, attention, residuals and pooling are float32 at every precision.
     std::string precision = "auto";
@@ -62,8 +62,24 @@ std::string default_model_dir();
 /// else "cpu". Validates `device` (auto | cpu | cuda) and throws UsageError as load does.
 std::string resolve_encoder_device(const std::string& device);
 
-/// What the CPU encoder's `precision` (auto | f32 | bf16 | int8) is on this CPU: "f32", "bf16"
-/// or "int8". Throws UsageError (parameter "precision") for another name.
-std::string resolve_encoder_precision(const std::string& precision);
+/// The CPU encoder's precision as resolved, and how it was chosen (one line, for `novelty info`).
+struct ResolvedPrecision {
+    std::string precision;  ///< "f32", "bf16" or "int8"
+    std::string reason;
+};
+
+/// What the CPU encoder's `precision` (auto | f32 | bf16 | int8) is for the model in `model_dir`
+/// at `threads` threads (0 = all cores) on this CPU. A named precision is itself ("as asked").
+/// "auto" is the fastest precision that keeps the accuracy bar for that model on this CPU, never
+/// slower than f32 (docs/encoder.md): NOVELTY_AUTO_PRECISION=f32|bf16|int8 pins it; else a
+/// calibration measured on first use and cached in the user's cache directory
+/// ($XDG_CACHE_HOME/novelty, else ~/.cache/novelty) per CPU model, CPU path, thread count, model
+/// and version, measured again when `recalibrate`. Throws UsageError (parameter "precision") for
+/// another name.
+ResolvedPrecision resolve_encoder_precision(const std::string& precision, const std::string& model_dir,
+                                            std::size_t threads = 0, bool recalibrate = false);
+
+/// Throws UsageError (parameter "precision") unless `precision` is auto, f32, bf16 or int8.
+void check_encoder_precision_name(const std::string& precision);
 
 }  // namespace novelty

@@ -95,6 +95,9 @@ struct ResolvedBatch {
     /// and abstract; empty otherwise.
     std::vector<std::string> texts;
     std::vector<std::size_t> to_embed;  ///< records whose vector is still to be embedded from their text
+    /// The precision of the built-in encoder that embedded records' texts (EmbedSettings::precision);
+    /// "" when none was embedded here or the encoder has none (an embedding server).
+    std::string embedded_precision;
     RecordOrigin origin;
 
     std::size_t size() const { return records.size(); }
@@ -143,6 +146,7 @@ struct EmbedSettings {
     std::string encoder;
     std::size_t chunk = 64;
     std::function<void(std::size_t done, std::size_t total)> progress;
+    std::string precision;  ///< the encoder's precision (Embedder::precision), "" when it has none
 };
 
 /// Embeds the texts of records `which` into rows of `vectors` (records.size() x dim), in order;
@@ -152,7 +156,8 @@ void embed_records(const std::vector<QueryRecord>& records, const std::vector<st
                    const EmbedSettings& settings, std::vector<float>& vectors, std::size_t& dim,
                    const std::string& dim_owner = "the corpus");
 
-/// embed_records for the records of batch.to_embed, which it then clears.
+/// embed_records for the records of batch.to_embed, which it then clears; records
+/// settings.precision as batch.embedded_precision when it embedded any.
 void embed_pending(ResolvedBatch& batch, const EmbedTexts& embed, const EmbedSettings& settings);
 
 }  // namespace novelty

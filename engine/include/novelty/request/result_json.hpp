@@ -21,6 +21,10 @@ struct ScoreReportContext {
     /// The precision the corpus's vectors were embedded at (EmbedderInfo::precision: "f32",
     /// "bf16", "int8", "mixed"); "" leaves the key "embedder_precision" out.
     std::string embedder_precision;
+    /// The precision the ideas' texts were embedded at by the built-in encoder in this run ("f32",
+    /// "bf16", "int8"; ResolvedBatch::embedded_precision), which may differ from the corpus's;
+    /// "" (no idea embedded here, or by a server) leaves the key "ideas_embedder_precision" out.
+    std::string ideas_precision;
     std::size_t p = 100;
     std::size_t q = 50;
     bool include_self = false;
@@ -40,7 +44,7 @@ struct ScoreReportContext {
 /// One idea's score result, compact (no newline):
 /// {"id", "scores": {"rnd","hd","on","density","density_p"?,"rnd_euclid"?,"rel_hd"?,"rnd_hd"?}, "nd", "neighbors": [{"id","row","sim","title","nd"?}],
 ///  "provenance": {"corpus","embedder","p","q","cutoff","excluded","include_self","split","searchable",
-///  "embedder_precision"?, "historical_from"? (with a split), "backend"?}}.
+///  "embedder_precision"?, "ideas_embedder_precision"?, "historical_from"? (with a split), "backend"?}}.
 /// Neighbours nearest first; "nd" on the first p of them. A non-finite HD and a missing ON are null;
 /// `cutoff` "" is null. `excluded` lists the ids left out, in the order given.
 std::string score_result_json(const Corpus& corpus, const ScoreReportContext& context, const std::string& id,

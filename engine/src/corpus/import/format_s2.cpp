@@ -5,10 +5,13 @@
 //                "s2fieldsofstudy": [{"category", "source"}], "journal": {"name"}, ...}
 //   abstracts:  {"corpusid", "abstract", "openaccessinfo": {...}}
 //   embeddings: {"corpusid", "model", "vector": "[0.1, -0.2, ...]"}  (the vector a JSON string)
-// A record's kind is told by its keys: "vector" makes an embedding, "abstract" without
+//   citations:  {"citingcorpusid", "citedcorpusid", "isinfluential", "contexts", "intents"}
+//               (corpus/citations/s2_citations.hpp)
+// A record's kind is told by its keys: "citingcorpusid" makes a citation, "vector" an embedding, "abstract" without
 // "title" an abstract, anything else a paper. Camel-case keys of the API ("corpusId",
 // "externalIds", "publicationDate", "citationCount", "s2FieldsOfStudy") are read too.
 #include "corpus/import/record_fields.hpp"
+#include "corpus/citations/s2_citations.hpp"
 #include "novelty/corpus/corpus.hpp"
 #include "io/jsonl.hpp"
 #include "util/message_text.hpp"
@@ -57,6 +60,7 @@ std::string first_field_of_study(const nlohmann::json& record) {
 }  // namespace
 
 S2Kind s2_record_kind(const nlohmann::json& record) {
+    if (citations_detail::is_s2_citation(record)) return S2Kind::citation;
     if (record.contains("vector")) return S2Kind::vector;
     if (record.contains("abstract") && !record.contains("title")) return S2Kind::abstract;
     return S2Kind::paper;

@@ -1,6 +1,10 @@
 #include "corpus/import/papers_incremental.hpp"
 
+#include "corpus/citations/citation_table.hpp"
+#include "corpus/import/paper_inserted.hpp"
 #include "corpus/import/papers_layout.hpp"
+#include "novelty/corpus/corpus.hpp"
+#include "util/file_util.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -158,14 +162,23 @@ void check_s2_side_records(SqliteDb& db) {
     }
 }
 
-std::vector<std::int64_t> apply_staged_papers(SqliteDb& db) {
+AddedTables added_tables(const ImportOptions& options, const std::string& base_dir) {
+    return {citations_detail::citation_format(options, base_dir), utc_now_iso8601(),
+            base_dir.empty() ? std::string() : read_manifest(base_dir).created};
+}
+
+std::vector<std::int64_t> apply_staged_papers(SqliteDb& db, const AddedTables& tables) {
     const std::int64_t n_old = count_of(db, "SELECT count(*) FROM paper_rows");
     const std::int64_t first_key = count_of(db, "SELECT coalesce(max(key), -1) + 1 FROM paper_data");
     const bool append = is_pure_append(db, n_old);
+    citations_detail::note_removed_citing(db);
+    note_removed_inserted(db);
     if (count_of(db, "SELECT count(*) FROM staging.removed") > 0) remove_papers(db);
     insert_papers(db, first_key);
     std::vector<std::int64_t> old_row_of_new = append ? append_rows(db, n_old, first_key) : renumber_rows(db, first_key);
     insert_staged_aliases(db, first_key);
+    citations_detail::update_citation_tables(db, first_key, tables.citation_format);
+    update_paper_inserted(db, first_key, tables.now, tables.base_created);
     return old_row_of_new;
 }
 

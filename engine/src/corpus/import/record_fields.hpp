@@ -88,7 +88,7 @@ enum class AliasKind { doi, arxiv, pmid, pmc, corpusid };
 void add_aliases(Paper& paper, AliasKind kind, const std::string& value);
 
 /// Semantic Scholar dataset records (format_s2.cpp).
-enum class S2Kind { paper, abstract, vector };
+enum class S2Kind { paper, abstract, vector, citation };
 S2Kind s2_record_kind(const nlohmann::json& record);
 struct S2Abstract {
     std::string corpusid;

@@ -23,9 +23,11 @@ S2Join::S2Join(SqliteDb& db, const std::vector<ImportSource>& sources, const std
       insert_vector_(db.prepare("INSERT INTO staging.s2_vectors VALUES (?,?,?,?)")),
       earlier_abstract_(db.prepare("SELECT abstract, src_file, src_line FROM staging.s2_abstracts WHERE corpusid = ?")),
       earlier_vector_(db.prepare("SELECT vector, src_file, src_line FROM staging.s2_vectors WHERE corpusid = ?")),
+      citations_(db, sources),
       base_dir_(base_dir) {}
 
 bool S2Join::stage(S2Kind kind, const nlohmann::json& record, std::size_t file_index, std::size_t line) {
+    if (kind == S2Kind::citation) return citations_.stage(record, file_index, line);
     const std::string& file = sources_[file_index].path;
     SqliteStatement& insert = kind == S2Kind::abstract ? insert_abstract_ : insert_vector_;
     SqliteStatement& earlier = kind == S2Kind::abstract ? earlier_abstract_ : earlier_vector_;

@@ -2,6 +2,7 @@
 // (in the staging database) and joined to them by corpusid once every file is read.
 #pragma once
 
+#include "corpus/citations/s2_citations.hpp"
 #include "corpus/import/record_fields.hpp"
 #include "corpus/sqlite_db.hpp"
 #include "novelty/corpus/corpus.hpp"
@@ -27,7 +28,7 @@ public:
     /// for its papers are compared with.
     S2Join(SqliteDb& db, const std::vector<ImportSource>& sources, const std::string& base_dir = "");
 
-    /// Stages an abstracts or embeddings record. Returns false when it is an identical copy of
+    /// Stages an abstracts, embeddings or citations record (citations: S2CitationStager). Returns false when it is an identical copy of
     /// one already staged (dropped); throws InputError for a repeated corpusid with other
     /// content (naming the first), a bad vector, or a vector whose model or length differ from
     /// the first vector's.
@@ -68,6 +69,8 @@ public:
     /// How many of those were papers records that the reading had counted as revisions.
     std::size_t n_identical_revisions() const { return n_identical_revisions_; }
     const std::string& model() const { return model_; }
+    /// Citations lines passed over because they name no cited paper.
+    std::size_t n_citations_without_cited() const { return citations_.n_without_cited(); }
     std::size_t dim() const { return dim_; }
 
 private:
@@ -85,6 +88,7 @@ private:
     SqliteDb& db_;
     const std::vector<ImportSource>& sources_;
     SqliteStatement insert_abstract_, insert_vector_, earlier_abstract_, earlier_vector_;
+    citations_detail::S2CitationStager citations_;
     S2Vector vector_;
     std::optional<SqliteStatement> vector_by_id_;
     std::string model_;

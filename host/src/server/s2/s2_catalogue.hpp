@@ -1,12 +1,11 @@
-// What the Semantic Scholar-compatible API needs beyond one paper's record, read once from every
-// record of the corpus: the citation graph (each record's references, from its
-// "referenced_works" (OpenAlex) or "references" key, resolved to corpus rows where the cited
-// paper is in the corpus and kept as its external id where it is not), the authors (as the
-// importers keep them: "authors", "authors_parsed" or "authorships") with their papers, and the
-// Semantic Scholar 40-hex ids of records whose URL carries one. Built on first use and kept for
-// the server's life (the server's corpus does not change under it).
+// What the Semantic Scholar-compatible API needs beyond one paper's record: the authors (as the
+// importers keep them: "authors", "authors_parsed" or "authorships") with their papers, read once
+// from every record of the corpus on first use and kept for the server's life (the server's
+// corpus does not change under it); and the corpus's citation graph (corpus/citations), which
+// also finds papers by the ids their records carry.
 #pragma once
 
+#include "corpus/citations/citation_graph.hpp"
 #include "server/s2/s2_metadata.hpp"
 #include "server/s2/s2_text_index.hpp"
 #include "server/server_engine.hpp"
@@ -17,18 +16,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace novelty::host::s2 {
-
-/// A reference of a paper: the corpus row it names, or (not in the corpus) the id it was given
-/// with, under the key the API's externalIds use for it ("DOI", "OpenAlex", "CorpusId", ...).
-struct CitedWork {
-    std::optional<std::size_t> row;
-    std::string id_key;
-    std::string id;
-};
 
 /// An author with an id, and the corpus rows of their papers (ascending).
 struct CatalogueAuthor {
@@ -44,16 +34,6 @@ public:
     /// Reads every record of the engine's corpus.
     explicit S2Catalogue(ServerEngine& engine);
 
-    /// The row a 40-hex Semantic Scholar paper id (lower case) names.
-    std::optional<std::size_t> row_of_sha(const std::string& sha) const;
-    /// The row an id names by the external ids the records carry (the same reading as the
-    /// references': "DOI:x", "CorpusId:N", "ARXIV:x", "PMID:N", an OpenAlex work, a 40-hex id),
-    /// for corpora whose importer recorded no alias for it.
-    std::optional<std::size_t> row_of_external_id(const std::string& id) const;
-    /// The references of `row`, in the record's order.
-    const std::vector<CitedWork>& references(std::size_t row) const;
-    /// The rows that cite `row`, ascending.
-    const std::vector<std::size_t>& citations(std::size_t row) const;
     /// The authors of `row`, in the record's order.
     const std::vector<Author>& authors(std::size_t row) const;
     /// The author with this id; null when none.
@@ -63,10 +43,6 @@ public:
     std::vector<const CatalogueAuthor*> search_authors(const std::string& query) const;
 
 private:
-    std::unordered_map<std::string, std::size_t> row_by_sha_;
-    std::unordered_map<std::string, std::size_t> row_by_key_;
-    std::vector<std::vector<CitedWork>> references_;
-    std::vector<std::vector<std::size_t>> citations_;
     std::vector<std::vector<Author>> authors_;
     std::map<std::string, CatalogueAuthor> authors_by_id_;
 };
@@ -78,14 +54,24 @@ public:
     explicit S2Corpus(ServerEngine& engine) : engine_(engine) {}
     ServerEngine& engine() { return engine_; }
     const S2Catalogue& catalogue();
+    /// The corpus's citation graph, opened on first use (built in memory for a corpus that keeps none).
+    CitationGraph& graph();
+    /// The row a 40-hex Semantic Scholar paper id (lower case) names, through the S2 URLs the
+    /// records carry.
+    std::optional<std::size_t> row_of_sha(const std::string& sha);
+    /// The row an id names by the external ids the records carry ("DOI:x", "CorpusId:N",
+    /// "ARXIV:x", "PMID:N", an OpenAlex work; the citation graph's keys), for corpora whose
+    /// importer recorded no alias for it.
+    std::optional<std::size_t> row_of_external_id(const std::string& id);
     /// The corpus's full-text index, opened on first use.
     S2TextIndex& text_index();
 
 private:
     ServerEngine& engine_;
-    std::once_flag once_, text_once_;
+    std::once_flag once_, text_once_, graph_once_;
     std::unique_ptr<S2Catalogue> catalogue_;
     std::unique_ptr<S2TextIndex> text_index_;
+    std::unique_ptr<CitationGraph> graph_;
 };
 
 /// Lower-cased runs of letters and digits (bytes >= 0x80 count as letters), in order.

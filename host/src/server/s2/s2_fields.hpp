@@ -55,7 +55,7 @@ PaperContext context_of(S2Corpus& corpus);
 nlohmann::ordered_json paper_json(const Paper& paper, const FieldSelection& fields, const PaperContext& context);
 
 /// The object of a cited work outside the corpus: paperId null, every field null but externalIds.
-nlohmann::ordered_json outside_paper_json(const CitedWork& work, const FieldSelection& fields);
+nlohmann::ordered_json outside_paper_json(const CitationEdge& work, const FieldSelection& fields);
 
 /// The author object: "authorId" and "name" first, then each selected field in order ("papers"
 /// as paper objects of their corpus papers, in row order).

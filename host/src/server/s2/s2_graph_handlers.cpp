@@ -1,5 +1,5 @@
-// The citation graph and the authors of the Semantic Scholar-compatible API, from the
-// S2Catalogue (s2_catalogue.hpp).
+// The citation graph (the corpus's, corpus/citations/citation_graph.hpp) and the authors (the
+// S2Catalogue, s2_catalogue.hpp) of the Semantic Scholar-compatible API.
 #include "server/s2/s2_common.hpp"
 #include "server/s2/s2_error.hpp"
 #include "server/s2/s2_handlers.hpp"
@@ -45,10 +45,64 @@ std::vector<std::size_t> within_dates(S2Corpus& corpus, std::vector<std::size_t>
     return kept;
 }
 
-/// One citation or reference: the edge fields the corpus cannot know ([] or null), then the paper.
-ordered_json edge_json(const EdgeFields& fields, const char* side, ordered_json paper) {
+/// The edges whose corpus paper lies within `publicationDateOrYear` (all of them when absent).
+std::vector<CitationEdge> within_dates(S2Corpus& corpus, std::vector<CitationEdge> edges, const Params& params) {
+    const auto value = param(params, "publicationDateOrYear");
+    if (!value) return edges;
+    const DateRange range = date_range(*value);
+    std::vector<CitationEdge> kept;
+    for (CitationEdge& e : edges)
+        if (e.row && in_range(corpus.text_index().meta(*e.row).sort_date, range)) kept.push_back(std::move(e));
+    return kept;
+}
+
+/// The intents of a dataset edge as a list per context (the dataset's list of lists; a flat list
+/// is every context's) and flat (each intent once, in order of appearance).
+struct Intents {
+    std::vector<ordered_json> per_context;
+    ordered_json flat = ordered_json::array();
+};
+
+Intents intents_of(const CitationEdge& e, std::size_t n_contexts) {
+    Intents out;
+    const ordered_json given = e.intents ? ordered_json::parse(*e.intents, nullptr, false) : ordered_json::array();
+    const auto add_flat = [&](const ordered_json& v) {
+        if (v.is_string() && std::find(out.flat.begin(), out.flat.end(), v) == out.flat.end()) out.flat.push_back(v);
+    };
+    const bool nested = given.is_array() && std::any_of(given.begin(), given.end(), [](const ordered_json& v) { return !v.is_string(); });
+    for (std::size_t i = 0; i < n_contexts; ++i) {
+        ordered_json mine = ordered_json::array();
+        if (nested && i < given.size() && given[i].is_array()) mine = given[i];
+        else if (!nested && given.is_array()) mine = given;
+        out.per_context.push_back(std::move(mine));
+    }
+    for (const ordered_json& v : given) {
+        if (v.is_array()) for (const ordered_json& w : v) add_flat(w);
+        else add_flat(v);
+    }
+    return out;
+}
+
+/// One citation or reference: the edge fields (from the S2 citations dataset where it gave them;
+/// else [] or null, as the API answers what it does not know), then the paper.
+ordered_json edge_json(const EdgeFields& fields, const CitationEdge& e, const char* side, ordered_json paper) {
     ordered_json out = ordered_json::object();
-    for (const std::string& f : fields.edge) out[f] = f == "isInfluential" ? ordered_json(nullptr) : ordered_json::array();
+    const ordered_json contexts = e.contexts ? ordered_json::parse(*e.contexts, nullptr, false) : ordered_json::array();
+    const Intents intents = intents_of(e, contexts.is_array() ? contexts.size() : 0);
+    for (const std::string& f : fields.edge) {
+        if (f == "isInfluential") {
+            out[f] = e.influential ? ordered_json(*e.influential) : ordered_json(nullptr);
+        } else if (f == "contexts") {
+            out[f] = contexts.is_array() ? contexts : ordered_json::array();
+        } else if (f == "intents") {
+            out[f] = intents.flat;
+        } else {  // contextsWithIntent
+            ordered_json list = ordered_json::array();
+            for (std::size_t i = 0; i < intents.per_context.size(); ++i)
+                list.push_back({{"context", contexts[i]}, {"intents", intents.per_context[i]}});
+            out[f] = std::move(list);
+        }
+    }
     out[side] = std::move(paper);
     return out;
 }
@@ -66,13 +120,15 @@ Reply paper_citations(S2Corpus& corpus, const std::string& id, const Params& par
     const EdgeFields fields = edge_fields(params);
     const Page page = page_of(params, 100, max_list, 9999999);
     const std::size_t row = row_or_404(corpus, id);
-    const std::vector<std::size_t> rows = within_dates(corpus, corpus.catalogue().citations(row), params);
+    const std::vector<CitationEdge> edges = within_dates(corpus, corpus.graph().citations(row), params);
     const PaperContext context = context_of(corpus);
-    return paged(rows.size(), page, false, [&](std::size_t begin, std::size_t end) {
+    return paged(edges.size(), page, false, [&](std::size_t begin, std::size_t end) {
         ordered_json data = ordered_json::array();
-        const std::vector<std::int64_t> at(rows.begin() + begin, rows.begin() + end);
-        for (const Paper& p : corpus.engine().papers(at))
-            data.push_back(edge_json(fields, "citingPaper", paper_json(p, fields.paper, context)));
+        std::vector<std::int64_t> at;
+        for (std::size_t i = begin; i < end; ++i) at.push_back(static_cast<std::int64_t>(*edges[i].row));
+        const std::vector<Paper> papers = corpus.engine().papers(at);
+        for (std::size_t i = begin; i < end; ++i)
+            data.push_back(edge_json(fields, edges[i], "citingPaper", paper_json(papers.at(i - begin), fields.paper, context)));
         return data;
     });
 }
@@ -82,16 +138,16 @@ Reply paper_references(S2Corpus& corpus, const std::string& id, const Params& pa
     const EdgeFields fields = edge_fields(params);
     const Page page = page_of(params, 100, max_list, 9999999);
     const std::size_t row = row_or_404(corpus, id);
-    const std::vector<CitedWork>& refs = corpus.catalogue().references(row);
+    const std::vector<CitationEdge> refs = corpus.graph().references(row);
     const PaperContext context = context_of(corpus);
     return paged(refs.size(), page, false, [&](std::size_t begin, std::size_t end) {
         ordered_json data = ordered_json::array();
         for (std::size_t i = begin; i < end; ++i) {
-            const CitedWork& w = refs[i];
+            const CitationEdge& w = refs[i];
             ordered_json paper = w.row ? paper_json(corpus.engine().papers({static_cast<std::int64_t>(*w.row)}).at(0),
                                                     fields.paper, context)
                                        : outside_paper_json(w, fields.paper);
-            data.push_back(edge_json(fields, "citedPaper", std::move(paper)));
+            data.push_back(edge_json(fields, w, "citedPaper", std::move(paper)));
         }
         return data;
     });

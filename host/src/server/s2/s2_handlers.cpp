@@ -82,8 +82,8 @@ std::optional<std::size_t> row_of_id(S2Corpus& corpus, const std::string& id) {
     for (const std::string& key : lookup.keys)
         if (const auto row = corpus.engine().find_row(key)) return row;
     if (lookup.keys.empty()) return std::nullopt;
-    if (!lookup.s2_sha.empty()) return corpus.catalogue().row_of_sha(lookup.s2_sha);
-    return corpus.catalogue().row_of_external_id(lookup.keys.back());
+    if (!lookup.s2_sha.empty()) return corpus.row_of_sha(lookup.s2_sha);
+    return corpus.row_of_external_id(lookup.keys.back());
 }
 
 std::size_t row_or_404(S2Corpus& corpus, const std::string& id) {

@@ -92,7 +92,7 @@ FieldSelection nested_selection(const FieldSelection& fields, const std::string&
 ordered_json references_json(const Paper& paper, const FieldSelection& fields, const PaperContext& context) {
     const FieldSelection sel = nested_selection(fields, "references");
     ordered_json out = ordered_json::array();
-    for (const CitedWork& w : context.corpus->catalogue().references(paper.row))
+    for (const CitationEdge& w : context.corpus->graph().references(paper.row))
         out.push_back(w.row ? papers_at({*w.row}, sel, context).at(0) : outside_paper_json(w, sel));
     return out;
 }
@@ -110,8 +110,8 @@ ordered_json authors_json(const Paper& paper, const json& extra, const FieldSele
 
 ordered_json reference_count(const Paper& paper, const json& extra, const PaperContext& context) {
     if (const json* given = extra_key(extra, "referenceCount")) return as_ordered(given);
-    const auto& refs = context.corpus->catalogue().references(paper.row);
-    return refs.empty() ? ordered_json(nullptr) : ordered_json(refs.size());
+    const std::size_t n = context.corpus->graph().n_references(paper.row);
+    return n == 0 ? ordered_json(nullptr) : ordered_json(n);
 }
 
 /// One field of the paper object.
@@ -134,8 +134,11 @@ ordered_json paper_field(const std::string& f, const Paper& paper, const json& e
     if (f == "embedding") return embedding_json(paper, fields.embedding_model, context);
     if (f == "openAccessPdf") return open_access_pdf(extra);
     if (f == "textAvailability") return paper.abstract.empty() ? "none" : "abstract";
-    if (f == "citations")
-        return papers_at(context.corpus->catalogue().citations(paper.row), nested_selection(fields, "citations"), context);
+    if (f == "citations") {
+        std::vector<std::size_t> rows;
+        for (const CitationEdge& e : context.corpus->graph().citations(paper.row)) rows.push_back(*e.row);
+        return papers_at(rows, nested_selection(fields, "citations"), context);
+    }
     if (f == "references") return references_json(paper, fields, context);
     return as_ordered(extra_key(extra, f));  // kept by the import when the record had it, else null
 }
@@ -150,10 +153,10 @@ nlohmann::ordered_json paper_json(const Paper& paper, const FieldSelection& fiel
     return out;
 }
 
-nlohmann::ordered_json outside_paper_json(const CitedWork& work, const FieldSelection& fields) {
+nlohmann::ordered_json outside_paper_json(const CitationEdge& work, const FieldSelection& fields) {
     ordered_json out{{"paperId", nullptr}};
     for (const std::string& f : fields.fields) {
-        if (f == "externalIds" && !work.id_key.empty()) out[f] = {{work.id_key, work.id}};
+        if (f == "externalIds" && !work.id_kind.empty()) out[f] = {{work.id_kind, work.id}};
         else if (f == "authors") out[f] = ordered_json::array();
         else out[f] = nullptr;
     }

@@ -6,6 +6,7 @@
 #include "server/s2/s2_handlers.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 namespace novelty::host::s2 {
@@ -78,17 +79,34 @@ ordered_json snippet_json(const Passage& passage, const Paper& paper, const Pape
     return out;
 }
 
+/// The first day `insertedBefore` excludes ("YYYY-MM-DD"; a year or month stands for its first
+/// day), none when it is not given.
+std::optional<std::string> inserted_before(const Params& params) {
+    const auto given = param(params, "insertedBefore");
+    if (!given) return std::nullopt;
+    const auto d = parse_date(*given);
+    if (!d) bad_param("insertedBefore", *given, "dates are YYYY, YYYY-MM or YYYY-MM-DD");
+    char day[16];
+    std::snprintf(day, sizeof day, "%04d-%02d-%02d", d->year, d->month ? d->month : 1, d->day ? d->day : 1);
+    return std::string(day);
+}
+
+/// The day `row` entered the corpus ("YYYY-MM-DD"): its recorded time, else (a corpus written
+/// before the times were kept) the corpus's last write, by which it was in.
+std::string inserted_day(S2Corpus& corpus, std::size_t row) {
+    const std::string& t = corpus.text_index().meta(row).inserted;
+    return (t.empty() ? corpus.engine().corpus().manifest().created : t).substr(0, 10);
+}
+
 }  // namespace
 
 Reply snippet_search(S2Corpus& corpus, const Params& params) {
-    // insertedBefore is taken and has no effect: the corpus keeps no dates of insertion.
     refuse_unknown(params, {"query", "limit", "fields", "paperIds", "authors", "insertedBefore", "year",
                             "publicationDateOrYear", "venue", "fieldsOfStudy", "minCitationCount"});
     const std::string query = required_query(params);
     const std::size_t limit = count_param(params, "limit", 10, 1, 1000);
     check_snippet_fields(params);
-    if (const auto d = param(params, "insertedBefore"); d && !parse_date(*d))
-        bad_param("insertedBefore", *d, "dates are YYYY, YYYY-MM or YYYY-MM-DD");
+    const std::optional<std::string> before = inserted_before(params);
     std::optional<std::set<std::size_t>> papers;
     if (const auto ids = param(params, "paperIds")) {
         papers.emplace();
@@ -102,6 +120,7 @@ Reply snippet_search(S2Corpus& corpus, const Params& params) {
     for (const std::size_t row : filtered_rows(corpus, all, params)) allowed[row] = true;
     const auto keep = [&](std::size_t row) {
         if (!allowed[row] || (papers && !papers->count(row))) return false;
+        if (before && !(inserted_day(corpus, row) < *before)) return false;
         return authors.empty() || by_any_of(corpus.catalogue().authors(row), authors);
     };
     const std::vector<Passage> found = corpus.text_index().passages(query, limit, passage_tokens, keep);

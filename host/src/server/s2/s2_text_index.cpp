@@ -42,8 +42,12 @@ S2TextIndex::S2TextIndex(const std::string& corpus_dir, std::size_t rows) {
         throw CorpusError(corpus_dir + ": papers.sqlite has no full-text index (papers_fts); import the corpus again");
     keyed_ = has_table(*db_, "paper_rows");
     meta_.resize(rows);
-    auto q = db_->prepare("SELECT row, id, coalesce(sort_date, ''), coalesce(field, ''), coalesce(venue, ''), citations "
-                          "FROM papers ORDER BY row");
+    const bool with_times = keyed_ && has_table(*db_, "paper_inserted");
+    auto q = db_->prepare(with_times ? "SELECT r.row, d.id, coalesce(d.sort_date, ''), coalesce(d.field, ''), coalesce(d.venue, ''), "
+                                       "d.citations, coalesce(i.inserted, '') FROM paper_rows r JOIN paper_data d ON d.key = r.key "
+                                       "LEFT JOIN paper_inserted i ON i.key = r.key ORDER BY r.row"
+                                     : "SELECT row, id, coalesce(sort_date, ''), coalesce(field, ''), coalesce(venue, ''), citations, "
+                                       "'' FROM papers ORDER BY row");
     while (q.step()) {
         const auto row = static_cast<std::size_t>(q.column_int(0));
         if (row >= rows) continue;
@@ -53,6 +57,7 @@ S2TextIndex::S2TextIndex(const std::string& corpus_dir, std::size_t rows) {
         m.field = q.column_text(3);
         m.venue = q.column_text(4);
         if (!q.column_is_null(5)) m.citations = q.column_int(5);
+        m.inserted = q.column_text(6);
     }
 }
 

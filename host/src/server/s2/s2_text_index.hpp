@@ -27,6 +27,9 @@ struct RowMeta {
     std::string field;
     std::string venue;
     std::optional<std::int64_t> citations;
+    /// When the paper entered the corpus (UTC, ISO 8601; papers.sqlite's paper_inserted), ""
+    /// when the corpus keeps no such time for it.
+    std::string inserted;
 };
 
 /// A ranked passage: the row, its BM25 score (higher is better), the column it is from
