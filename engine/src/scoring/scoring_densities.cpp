@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace novelty {
 
@@ -233,11 +234,58 @@ std::vector<PendingDensity> Scorer::serve_stored(const std::vector<PendingDensit
     return left;
 }
 
+namespace {
+
+/// Lists one density search computes at most: its results (lists x k x 12 bytes, and the lists
+/// kept for the store) stay within a few hundred MB however many ideas a call scores.
+constexpr std::size_t lists_per_search = std::size_t(1) << 16;
+
+/// `pending` cut into runs of whole rows (a row's lists at every limit together: its segments
+/// chain), each holding at most lists_per_search distinct (row, limit) lists (more only when one
+/// row alone has more).
+std::vector<std::vector<PendingDensity>> row_groups(std::vector<PendingDensity> pending, std::size_t& n_lists) {
+    std::stable_sort(pending.begin(), pending.end(),
+                     [](const PendingDensity& a, const PendingDensity& b) { return std::tie(a.row, a.limit) < std::tie(b.row, b.limit); });
+    std::vector<std::vector<PendingDensity>> groups(1);
+    std::size_t lists = 0;
+    n_lists = 0;
+    for (std::size_t e = 0; e < pending.size(); ++e) {
+        const bool new_row = e == 0 || pending[e].row != pending[e - 1].row;
+        const bool new_list = new_row || pending[e].limit != pending[e - 1].limit;
+        if (new_row && lists >= lists_per_search) {
+            groups.emplace_back();
+            lists = 0;
+        }
+        lists += new_list ? 1 : 0;
+        n_lists += new_list ? 1 : 0;
+        groups.back().push_back(pending[e]);
+    }
+    return groups;
+}
+
+}  // namespace
+
 void Scorer::search_missing(const std::vector<PendingDensity>& pending,
                             const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k, NeighbourSims& out,
                             DensitySources& sources) {
+    std::size_t n_lists = 0, done = 0;
+    const std::vector<std::vector<PendingDensity>> groups = row_groups(pending, n_lists);
+    ScoreOptions group_options = options_;
+    for (const std::vector<PendingDensity>& group : groups) {
+        // Progress over the whole call: lists done before this group, of all the lists.
+        if (options_.on_density_progress)
+            group_options.on_density_progress = [&, offset = done](std::size_t d, std::size_t) {
+                options_.on_density_progress(std::min(offset + d, n_lists), n_lists);
+            };
+        done += search_group(group, excluded, k, group_options, out, sources);
+    }
+}
+
+std::size_t Scorer::search_group(const std::vector<PendingDensity>& pending,
+                                 const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k,
+                                 const ScoreOptions& options, NeighbourSims& out, DensitySources& sources) {
     const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
-    const ComputedDensities c = search_pending(corpus_, index_, options_, k, pending, excluded);
+    const ComputedDensities c = search_pending(corpus_, index_, options, k, pending, excluded);
     ++counts_.searches;
     counts_.rows_searched += c.queries;
     counts_.row_pairs_searched += c.row_pairs;
@@ -264,6 +312,7 @@ void Scorer::search_missing(const std::vector<PendingDensity>& pending,
         out.set(d.slot, sims, *this);
         sources.add(d.idea, index_.label(), "on-demand");
     }
+    return c.list_of.size();
 }
 
 }  // namespace novelty

@@ -70,7 +70,7 @@ struct DensityCounts {
     /// Neighbours whose idea excludes more rows of the prefix than a list of max_k can spare:
     /// searched with those exclusions, in the same batch, and not stored.
     std::size_t searched_with_exclusions = 0;
-    std::size_t searches = 0;  ///< batched searches run for them (at most one per score call, in calls of 4,096 rows)
+    std::size_t searches = 0;  ///< batched searches run for them (one per 65,536 lists of a score call, each in calls of 4,096 rows)
     std::size_t rows_searched = 0;  ///< queries of those searches (a row's segments between its prefixes count each)
     /// Query-row pairs those searches spanned: a row missing lists at several cutoffs spans up to
     /// its largest once, not once per cutoff.
@@ -189,10 +189,15 @@ private:
     std::vector<PendingDensity> serve_stored(const std::vector<PendingDensity>& pending,
                                              const std::vector<std::vector<std::int64_t>>& excluded,
                                              NeighbourSims& out, DensitySources& sources, const char* path);
-    /// One batched search (density_search.hpp) for the pending densities; stores its lists.
+    /// Batched searches (density_search.hpp) for the pending densities, a bounded number of
+    /// lists each (whole rows together); stores their lists.
     void search_missing(const std::vector<PendingDensity>& pending,
                         const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k, NeighbourSims& out,
                         DensitySources& sources);
+    /// One of them; returns the lists it computed.
+    std::size_t search_group(const std::vector<PendingDensity>& pending,
+                             const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k,
+                             const ScoreOptions& options, NeighbourSims& out, DensitySources& sources);
     NeighbourSims densities_from_joins(const ScoreInput& input, const TopK& top, const std::vector<IdeaScore>& scores);
     const SelfJoin& join_for(std::size_t n_rows);
     /// The similarities of a corpus row's nearest other rows within the prefix, less the excluded:
