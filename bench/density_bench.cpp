@@ -108,7 +108,7 @@ void run_once(const Corpus& corpus, const NpyMatrix& ideas, const std::vector<st
     ScoreOptions options;
     options.p = a.p;
     options.q = a.q;
-    options.full_self_join = a.mode == "self-join";
+    options.densities = a.mode == "self-join" ? DensityMethod::self_join : DensityMethod::on_demand;
     Scorer scorer(corpus, *index, options);
     const std::size_t n = ideas.rows(), dim = ideas.cols();
     std::vector<float> batch;

@@ -1,5 +1,6 @@
 #include "test_util.hpp"
 
+#include <regex>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -56,6 +57,11 @@ std::string shell_quote(const std::string& arg) {
         else quoted += c;
     }
     return quoted + "'";
+}
+
+std::string without_densities_path(const std::string& text) {
+    static const std::regex field(R"(,\s*"densities_path":\s*"[^"]*")");
+    return std::regex_replace(text, field, "");
 }
 
 CliResult run_cli(const std::string& args) {

@@ -39,4 +39,9 @@ CliResult run_cli(const std::string& args);
 /// Quotes one argument for /bin/sh.
 std::string shell_quote(const std::string& arg);
 
+/// Score output (JSON Lines or one JSON document) without its "densities_path" provenance, which
+/// says how this run found the densities (from the store, a self-join, searched) and so differs
+/// between runs whose scores are the same bytes.
+std::string without_densities_path(const std::string& text);
+
 }  // namespace novelty::test

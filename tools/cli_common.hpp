@@ -1,6 +1,8 @@
 // Shared pieces of the `novelty` command line: exit codes and the exception boundary.
 #pragma once
 
+#include "util/message_text.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -73,8 +75,8 @@ void refuse_output_over_inputs(const std::string& flag, const std::string& out, 
 /// True when `dir` exists or can be made and a file can be written in it (probed, then removed).
 bool writable_dir(const std::string& dir);
 
-/// Formats 87692 as "87,692".
-std::string thousands(unsigned long long n);
+/// Formats 87692 as "87,692" (one implementation for the engine's messages and the CLI's).
+using novelty::thousands;
 /// "1 record", "2,000 records", "3 queries".
 std::string count_of(unsigned long long n, const std::string& noun);
 

@@ -53,15 +53,6 @@ int run_guarded(const std::function<int()>& body) {
     }
 }
 
-std::string thousands(unsigned long long n) {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
 void refuse_output_over_inputs(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
     namespace fs = std::filesystem;
     if (out.empty()) return;
@@ -96,7 +87,12 @@ std::string count_of(unsigned long long n, const std::string& noun) {
     // "query" -> "queries"; "day" keeps its y.
     const bool consonant_y = noun.size() >= 2 && noun.back() == 'y' &&
                              std::string("aeiou").find(noun[noun.size() - 2]) == std::string::npos;
-    return thousands(n) + " " + (consonant_y ? noun.substr(0, noun.size() - 1) + "ies" : noun + "s");
+    // "search" -> "searches", "prefix" -> "prefixes".
+    const bool sibilant = noun.size() >= 2 && (noun.back() == 's' || noun.back() == 'x' || noun.back() == 'z' ||
+                                               noun.compare(noun.size() - 2, 2, "ch") == 0 ||
+                                               noun.compare(noun.size() - 2, 2, "sh") == 0);
+    return thousands(n) + " " +
+           (consonant_y ? noun.substr(0, noun.size() - 1) + "ies" : sibilant ? noun + "es" : noun + "s");
 }
 
 }  // namespace novelty::cli

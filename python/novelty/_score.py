@@ -39,6 +39,7 @@ def score(
     filter: Mapping[str, Any] | None = None,
     device: str = "auto",
     progress: Callable[[int, int], None] | None = None,
+    densities: str = "auto",
 ) -> list[dict[str, Any]]:
     """Scores each idea against the corpus; one record (dict) per idea, in order.
 
@@ -58,6 +59,10 @@ def score(
     {"id", "scores": {...}, "nd", "neighbors": [{"id", "row", "sim", "title", "nd"?}] (nearest
     first), "provenance": {...}}. ValueError when an idea's cutoff leaves too few papers.
     progress(done, total) follows neighbour densities computed on demand (then cached).
+    densities: how the densities the corpus's store lacks are found, as `novelty score
+    --densities`: "auto" (a self-join of each prefix the ideas reach most of, where cheaper than
+    searching those papers one by one), "on-demand" or "self-join" (the reference); all give the
+    same scores, and provenance["densities_path"] says which served each idea.
     """
     index = as_index(where, device)
     c = index.corpus._c
@@ -71,6 +76,6 @@ def score(
         )
     lines = _core.score(
         index._i, resolved, vectors, p, q, set(methods), split or "", historical_from or "", include_self, extra,
-        evidence, progress,
+        evidence, progress, densities,
     )
     return [json.loads(line) for line in lines]

@@ -56,7 +56,7 @@ std::vector<std::string> score_py(IndexHandle& h, const std::optional<AnyArray>&
 void bind_score(nb::module_& m) {
     m.def("score", [](IndexHandle& h, const ResolvedHandle& ideas, const std::optional<AnyArray>& vectors, std::size_t p, std::size_t q,
                       std::set<std::string> methods, std::string split, std::string historical_from, bool include_self,
-                      std::size_t extra, std::size_t evidence, nb::object progress) {
+                      std::size_t extra, std::size_t evidence, nb::object progress, const std::string& densities) {
         ScoreRunSettings s;
         s.p = p;
         s.q = q;
@@ -66,10 +66,11 @@ void bind_score(nb::module_& m) {
         s.methods = std::move(methods);
         s.split = std::move(split);
         s.historical_from = std::move(historical_from);
+        s.densities = density_method(densities);
         return score_py(h, vectors, ideas, std::move(s), std::move(progress));
     }, nb::arg("index"), nb::arg("ideas"), nb::arg("vectors").none(), nb::arg("p"), nb::arg("q"), nb::arg("methods"),
        nb::arg("split"), nb::arg("historical_from"), nb::arg("include_self"), nb::arg("extra"), nb::arg("evidence"),
-       nb::arg("progress") = nb::none(),
+       nb::arg("progress") = nb::none(), nb::arg("densities") = "auto",
        "Scores resolved ideas (with `vectors`, an array of one row per idea; else their own); one JSON text per "
        "idea, as `novelty score` writes it.");
 }

@@ -60,3 +60,13 @@ def ideas() -> list[dict]:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def without_paths(records: list[dict]) -> list[dict]:
+    """Score records without provenance["densities_path"], which says how that call found the
+    densities (the corpus's store, a self-join, a search) and so differs between calls whose
+    scores are the same."""
+    out = json.loads(json.dumps(records))
+    for record in out:
+        record.get("provenance", {}).pop("densities_path", None)
+    return out

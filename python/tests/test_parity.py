@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import novelty
-from conftest import IDEAS, read_jsonl, run_cli
+from conftest import IDEAS, read_jsonl, run_cli, without_paths
 
 
 def idea_texts(ideas: list[dict]) -> list[str]:
@@ -39,7 +39,7 @@ def test_search_matches_cli(tmp_path: Path, demo_dir: str, index: novelty.Index,
 def test_score_matches_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
     out = tmp_path / "scores.jsonl"
     run_cli("score", "--corpus", demo_dir, "--ideas", str(IDEAS), "--device", "cpu", "--out", str(out), "-q")
-    assert novelty.score(index, ideas) == read_jsonl(out)
+    assert without_paths(novelty.score(index, ideas)) == without_paths(read_jsonl(out))
 
 
 def test_score_options_match_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
@@ -50,7 +50,16 @@ def test_score_options_match_cli(tmp_path: Path, demo_dir: str, index: novelty.I
             "--methods", "rnd,hd,on,density,density_p,rnd_euclid,rel_hd,rnd_hd")
     mine = novelty.score(index, ideas, p=20, q=10, split="2020", cutoff="2023", exclude=[first],
                          methods=["rnd", "hd", "on", "density", "density_p", "rnd_euclid", "rel_hd", "rnd_hd"])
-    assert mine == read_jsonl(out)
+    assert without_paths(mine) == without_paths(read_jsonl(out))
+
+
+def test_every_density_path_gives_the_same_scores_and_says_which(index: novelty.Index, ideas: list[dict]) -> None:
+    runs = {d: novelty.score(index, ideas, p=30, q=12, densities=d) for d in ("self-join", "on-demand", "auto")}
+    assert without_paths(runs["auto"]) == without_paths(runs["self-join"]) == without_paths(runs["on-demand"])
+    assert {r["provenance"]["densities_path"] for r in runs["self-join"]} == {"self-join"}
+    assert {r["provenance"]["densities_path"] for r in runs["auto"]} == {"store"}  # the on-demand call stored them
+    with pytest.raises(ValueError, match="densities"):
+        novelty.score(index, ideas[:1], densities="fast")
 
 
 def test_score_of_an_array_matches_cli_npy(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
@@ -58,7 +67,7 @@ def test_score_of_an_array_matches_cli_npy(tmp_path: Path, demo_dir: str, index:
     npy, out = tmp_path / "ideas.npy", tmp_path / "scores.jsonl"
     np.save(npy, vectors)
     run_cli("score", "--corpus", demo_dir, "--ideas", str(npy), "--device", "cpu", "--out", str(out), "-q")
-    assert novelty.score(index, vectors) == read_jsonl(out)
+    assert without_paths(novelty.score(index, vectors)) == without_paths(read_jsonl(out))
 
 
 def test_retrieve_matches_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, ideas: list[dict]) -> None:
@@ -88,7 +97,7 @@ def test_claims_match_cli(tmp_path: Path, demo_dir: str, index: novelty.Index, i
             str(tmp_path / "pool.txt"), "--out", str(out), "-q")
     stages: list[str] = []
     mine = novelty.claims(demo_dir, proposals, pool=pool, progress=lambda stage, done, total: stages.append(stage))
-    assert mine == read_jsonl(out)
+    assert without_paths(mine) == without_paths(read_jsonl(out))
     assert stages[-1] == "proposals"
     with pytest.raises(ValueError):
         novelty.claims(demo_dir, [{"id": "x"}], pool=pool)
@@ -128,7 +137,8 @@ def test_metadata_filters_match_cli(tmp_path: Path, demo_dir: str, index: novelt
     scores = tmp_path / "scores.jsonl"
     run_cli("score", "--corpus", demo_dir, "--ideas", str(ideas_file), "--device", "cpu", "--p", "5", "--q", "5",
             "--out", str(scores), "-q", "--field", "biomed")
-    assert novelty.score(index, mine_ideas, p=5, q=5, filter={"field": "biomed"}) == read_jsonl(scores)
+    assert without_paths(novelty.score(index, mine_ideas, p=5, q=5, filter={"field": "biomed"})) == without_paths(
+        read_jsonl(scores))
 
     run = tmp_path / "run.jsonl"
     run_cli("retrieve", "--corpus", demo_dir, "--queries", str(ideas_file), "--k", "5", "--device", "cpu",

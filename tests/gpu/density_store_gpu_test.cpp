@@ -42,7 +42,7 @@ TEST(CudaDensityStore, OnDemandEqualsTheFullSelfJoinThroughTheSameIndex) {
         options.p = 20;
         options.q = 10;
         ScoreOptions full = options;
-        full.full_self_join = true;
+        full.densities = DensityMethod::self_join;
         CudaBackendOptions device;
         device.storage = storage;
         auto backend = make_cuda_backend(device);

@@ -23,7 +23,10 @@ namespace novelty::cli {
 
 namespace {
 
-constexpr std::size_t ideas_per_batch = 256;
+/// Ideas whose densities are planned together (one Scorer::score call): large enough for the
+/// plan to see that a job reaches most of the corpus, small enough to bound the results held
+/// (about 2 KB an idea) and to write them as the job goes.
+constexpr std::size_t ideas_per_plan = 16384;
 
 struct ScoreArgs {
     std::string corpus;
@@ -35,7 +38,7 @@ struct ScoreArgs {
     std::string historical_from;  ///< "" = the paper's 2011 when it lies before the split
     bool include_self = false;
     std::size_t extra = 8;
-    std::string densities = "on-demand";
+    std::string densities = "auto";
     std::size_t evidence = 10;
     DeviceFlags device;
     std::string out;
@@ -72,7 +75,7 @@ ScoreRunSettings score_settings(const ScoreArgs& args) {
     s.methods = parse_methods(args.methods);
     s.split = args.split;
     s.historical_from = args.historical_from;
-    s.full_self_join = args.densities == "self-join";
+    s.densities = density_method(args.densities);
     return s;
 }
 
@@ -109,8 +112,24 @@ int run_score(const ScoreArgs& args) {
     ScoreRun run = score_run(corpus, settings, backend->label());
     run.report.ideas_precision = input.embedded_precision;  // may differ from the corpus's (docs/encoder.md)
     ScoreOptions& score_options = run.options;
-    host::ProgressBar density_bar("densities", score_options.full_self_join ? "blocks" : "papers", args.ideas.quiet);
-    score_options.on_density_progress = [&](std::size_t done, std::size_t total) { density_bar.update(done, total); };
+    const bool reference = score_options.densities == DensityMethod::self_join;
+    // One search bar per planned batch of ideas, ended when its densities start.
+    std::unique_ptr<host::ProgressBar> search_bar;
+    const auto end_search = [&] {
+        if (search_bar) search_bar->finish();
+    };
+    score_options.on_search_progress = [&](std::size_t done, std::size_t total) {
+        if (search_bar) search_bar->update(done, total);
+    };
+    host::ProgressBar density_bar("densities", reference ? "blocks" : "steps", args.ideas.quiet);
+    score_options.on_density_progress = [&](std::size_t done, std::size_t total) {
+        end_search();
+        density_bar.update(done, total);
+    };
+    score_options.on_density_plan = [&](const std::string& plan) {
+        end_search();
+        if (!args.ideas.quiet) std::fprintf(stderr, "novelty: neighbour densities: %s\n", plan.c_str());
+    };
     score_options.on_cache_warning = [](const std::string& message) {
         std::fprintf(stderr, "novelty: warning: %s\n", message.c_str());
     };
@@ -131,9 +150,11 @@ int run_score(const ScoreArgs& args) {
     }
     host::ProgressBar bar("score", "ideas", args.ideas.quiet || args.out.empty());
     std::vector<float> vectors;
-    for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_batch) {
-        const std::vector<std::size_t> batch(todo.begin() + begin, todo.begin() + std::min(todo.size(), begin + ideas_per_batch));
+    for (std::size_t begin = 0; begin < todo.size(); begin += ideas_per_plan) {
+        const std::vector<std::size_t> batch(todo.begin() + begin, todo.begin() + std::min(todo.size(), begin + ideas_per_plan));
+        search_bar = std::make_unique<host::ProgressBar>("search", "ideas", args.ideas.quiet);
         const std::vector<IdeaScore> scores = scorer.score(input.score_input(batch, vectors));
+        end_search();
         for (std::size_t b = 0; b < batch.size(); ++b)
             sink.write(input.records[batch[b]].id, score_line(sink.kind(), corpus, report, input, batch[b], scores[b]));
         bar.update(begin + batch.size(), todo.size());
@@ -146,10 +167,11 @@ int run_score(const ScoreArgs& args) {
                      count_of(input.records.size(), "idea").c_str(), thousands(input.records.size() - todo.size()).c_str(),
                      args.out.c_str());
     const DensityCounts& counts = scorer.density_counts();
-    if (!args.out.empty() && !args.ideas.quiet && !score_options.full_self_join)
-        std::fprintf(stderr, "novelty: neighbour densities: %s read from the density store, %s computed in %s\n",
+    if (!args.out.empty() && !args.ideas.quiet && !reference)
+        std::fprintf(stderr,
+                     "novelty: neighbour densities: %s read from the density store, %s computed in %s, %s self-joined\n",
                      thousands(counts.served).c_str(), count_of(counts.computed, "list").c_str(),
-                     count_of(counts.searches, "search").c_str());
+                     count_of(counts.searches, "search").c_str(), count_of(counts.joins, "prefix").c_str());
     return exit_ok;
 }
 
@@ -190,10 +212,11 @@ void add_score_command(CLI::App& app, int& exit_code) {
     score->add_option("--extra", a->extra, "Cached neighbours per paper beyond q (default 8; see novelty index)")
         ->check(CLI::NonNegativeNumber);
     score->add_option("--densities", a->densities,
-                      "How the neighbours' densities are found: on-demand (default; from the corpus's density store, "
-                      "computing only the missing ones) or self-join (a full self-join of each cutoff's prefix, the "
-                      "reference; same results)")
-        ->check(CLI::IsMember({"on-demand", "self-join"}));
+                      "How the neighbours' densities missing from the corpus's density store are found: auto (default: "
+                      "a self-join of each prefix the ideas reach most of, where that costs less than searching the rows "
+                      "one by one, the rest searched), on-demand (every missing one searched) or self-join (a full "
+                      "self-join of each cutoff's prefix, the reference); all give the same results")
+        ->check(CLI::IsMember({"auto", "on-demand", "self-join"}));
     score->add_option("--evidence", a->evidence, "Nearest papers listed per idea (default 10)")
         ->check(CLI::NonNegativeNumber);
     add_device_flags(score, a->device);

@@ -60,6 +60,7 @@ std::string score_result_json(const Corpus& corpus, const ScoreReportContext& co
     if (!context.embedder_precision.empty()) j["provenance"]["embedder_precision"] = context.embedder_precision;
     if (!context.ideas_precision.empty()) j["provenance"]["ideas_embedder_precision"] = context.ideas_precision;
     if (!s.densities_by.empty()) j["provenance"]["densities_backend"] = s.densities_by;
+    if (!s.densities_path.empty()) j["provenance"]["densities_path"] = s.densities_path;
     return j.dump();
 }
 

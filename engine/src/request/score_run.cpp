@@ -24,6 +24,13 @@ void check_score_settings(const ScoreRunSettings& s) {
                          "nearest papers", "q");
 }
 
+DensityMethod density_method(const std::string& name) {
+    if (name == "auto") return DensityMethod::by_cost;
+    if (name == "on-demand") return DensityMethod::on_demand;
+    if (name == "self-join") return DensityMethod::self_join;
+    throw UsageError("unknown densities '" + name + "' (expected auto, on-demand or self-join)", "densities");
+}
+
 ScoreRun score_run(const Corpus& corpus, const ScoreRunSettings& settings, const std::string& backend_label) {
     check_score_settings(settings);
     ScoreRun run;
@@ -31,7 +38,7 @@ ScoreRun score_run(const Corpus& corpus, const ScoreRunSettings& settings, const
     run.options.q = settings.q;
     run.options.include_self = settings.include_self;
     run.options.extra = settings.extra;
-    run.options.full_self_join = settings.full_self_join;
+    run.options.densities = settings.densities;
     run.options.write_cache = settings.write_cache;
     const ScoreWindows windows = score_windows(corpus, settings.split, settings.historical_from);
     run.options.split_row = windows.split_row;

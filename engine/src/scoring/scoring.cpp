@@ -47,10 +47,59 @@ struct Scorer::Searches {
     std::optional<TopK> cd_top; ///< the nearest contemporary papers, rows [split, cutoff)
 };
 
+namespace {
+
+/// Ideas per search call when the ideas' search reports progress.
+constexpr std::size_t ideas_per_search = 4096;
+
+/// Queries [first, first + n) of `all`, their scopes with them.
+SearchQueries slice(const SearchQueries& all, std::size_t first, std::size_t n) {
+    SearchQueries part = all;
+    part.vectors = all.vectors + first * all.dim;
+    part.n_queries = n;
+    const auto cut = [&](std::vector<std::size_t>& v) {
+        if (!v.empty()) v = std::vector<std::size_t>(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                                     v.begin() + static_cast<std::ptrdiff_t>(first + n));
+    };
+    cut(part.scope.row_begin);
+    cut(part.scope.row_limit);
+    if (all.scope.excluded.n_items() > 0) {
+        part.scope.excluded = {};
+        for (std::size_t i = first; i < first + n; ++i)
+            part.scope.excluded.add({all.scope.excluded.begin(i), all.scope.excluded.begin(i) + all.scope.excluded.size(i)});
+    }
+    if (all.scope.filters.size() > 1)
+        part.scope.filters.assign(all.scope.filters.begin() + static_cast<std::ptrdiff_t>(first),
+                                  all.scope.filters.begin() + static_cast<std::ptrdiff_t>(first + n));
+    return part;
+}
+
+}  // namespace
+
+TopK Scorer::search_ideas(const SearchQueries& queries, std::size_t k) {
+    const ProgressFn& progress = options_.on_search_progress;
+    if (!progress || queries.n_queries <= ideas_per_search) {
+        TopK top = index_.search(queries, k);
+        if (progress) progress(queries.n_queries, queries.n_queries);
+        return top;
+    }
+    TopK all = empty_top_k(queries.n_queries, k);
+    progress(0, queries.n_queries);
+    for (std::size_t first = 0; first < queries.n_queries; first += ideas_per_search) {
+        const std::size_t n = std::min(ideas_per_search, queries.n_queries - first);
+        const TopK part = index_.search(slice(queries, first, n), k);
+        std::copy(part.rows.begin(), part.rows.end(), all.rows.begin() + static_cast<std::ptrdiff_t>(first * k));
+        std::copy(part.sims.begin(), part.sims.end(), all.sims.begin() + static_cast<std::ptrdiff_t>(first * k));
+        std::copy(part.count.begin(), part.count.end(), all.count.begin() + static_cast<std::ptrdiff_t>(first));
+        progress(first + n, queries.n_queries);
+    }
+    return all;
+}
+
 Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
     const std::size_t k = std::max(options_.p, options_.q), n_hd = options_.hd_neighbors;
     Searches found;
-    found.top = index_.search(queries, k);
+    found.top = search_ideas(queries, k);
     // HD: the nearest historical papers, rows [historical_from, split) within the cutoff.
     // Without a split every searchable paper is historical, and the main search already holds
     // the nearest ones whenever it kept at least as many.
@@ -74,6 +123,26 @@ Scorer::Searches Scorer::search_all(const SearchQueries& queries) {
     return found;
 }
 
+bool Scorer::relative_hd_possible() const {
+    const std::size_t q = options_.q, n_hd = options_.hd_neighbors;
+    return (options_.include_self ? q - 1 : q) >= n_hd && std::max(options_.p, q) >= n_hd;
+}
+
+void Scorer::NeighbourSims::set(std::size_t slot, const std::vector<float>& sims, const Scorer& scorer) {
+    const std::size_t q = scorer.options_.q;
+    NeighbourDensity& d = densities[slot];
+    // With include_self the row itself is one of the q, at distance 0 in both metrics.
+    double cosine = 0, euclidean_sum = 0;
+    for (float sim : sims) {
+        cosine += 1.0 - static_cast<double>(sim);
+        euclidean_sum += unit_euclidean(sim);
+    }
+    d.cosine = cosine / static_cast<double>(q);
+    d.euclidean = euclidean_sum / static_cast<double>(q);
+    d.hd = scorer.relative_hd_possible() ? density_of(sims, scorer.options_.hd_neighbors, DensityKind::mean_euclidean)
+                                         : std::nan("");
+}
+
 /// RND and its relatives: the idea's densities against its P nearest papers' own.
 void Scorer::score_relative(std::size_t i, const TopK& top, const NeighbourSims& found, IdeaScore& s) {
     const std::size_t p = options_.p, q = options_.q, k = std::max(p, q), n_hd = options_.hd_neighbors;
@@ -83,18 +152,12 @@ void Scorer::score_relative(std::size_t i, const TopK& top, const NeighbourSims&
     s.density_p = density_of(std::span<const float>(&top.sims[i * k], p), p, DensityKind::mean_cosine);
     const double nd_euclid = density_of(std::span<const float>(&top.sims[i * k], q), q, DensityKind::mean_euclidean);
     std::vector<double> euclid(p), their_hd(p, std::nan(""));
-    const bool rel_hd = (options_.include_self ? q - 1 : q) >= n_hd && k >= n_hd;
+    const bool rel_hd = relative_hd_possible();
     for (std::size_t r = 0; r < p; ++r) {
-        const std::vector<float>& sims = found.sims[i * p + r];
-        if (rel_hd) their_hd[r] = density_of(sims, n_hd, DensityKind::mean_euclidean);
-        // With include_self the row itself is one of the q, at distance 0 in both metrics.
-        double cosine = 0, euclidean_sum = 0;
-        for (float sim : sims) {
-            cosine += 1.0 - static_cast<double>(sim);
-            euclidean_sum += unit_euclidean(sim);
-        }
-        s.neighbor_nd.push_back(cosine / static_cast<double>(q));
-        euclid[r] = euclidean_sum / static_cast<double>(q);
+        const NeighbourDensity& d = found.densities[i * p + r];
+        their_hd[r] = d.hd;
+        s.neighbor_nd.push_back(d.cosine);
+        euclid[r] = d.euclidean;
     }
     s.rnd = relative_rank(s.nd, s.neighbor_nd);
     s.rnd_euclid = relative_rank(nd_euclid, euclid);
@@ -104,6 +167,7 @@ void Scorer::score_relative(std::size_t i, const TopK& top, const NeighbourSims&
                       : std::nan("");
     s.rnd_hd = (s.rnd + s.rel_hd) / 2.0;
     s.densities_by = found.labels[i];
+    s.densities_path = found.paths[i];
 }
 
 /// HD over the historical window, and ON with the contemporary papers' citations.
@@ -175,7 +239,7 @@ std::vector<IdeaScore> Scorer::score(const ScoreInput& input) {
         scores[i].searchable = queries.scope.row_limit[i];
         check_neighbours(i, options_, found.top);
     }
-    const NeighbourSims sims = options_.full_self_join ? densities_from_joins(input, found.top, scores)
+    const NeighbourSims sims = options_.densities == DensityMethod::self_join ? densities_from_joins(input, found.top, scores)
                                                        : densities_on_demand(input, found.top, scores);
     for (std::size_t i = 0; i < n; ++i) score_idea(i, found, sims, scores[i]);
     return scores;

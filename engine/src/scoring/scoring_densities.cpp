@@ -5,11 +5,14 @@
 #include "novelty/scoring/neighbor_cache.hpp"
 #include "novelty/scoring/scoring.hpp"
 #include "novelty/util/error.hpp"
+#include "scoring/density_plan.hpp"
+#include "scoring/density_search.hpp"
 #include "search/search_rules.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace novelty {
 
@@ -38,60 +41,6 @@ std::string joined(const std::set<std::string>& labels) {
     std::string out;
     for (const std::string& label : labels) out += (out.empty() ? "" : ",") + label;
     return out;
-}
-
-/// The batched search's queries: corpus rows, each with its own row limit and exclusions.
-struct DensityQueries {
-    std::vector<std::size_t> rows, limits;
-    std::vector<std::vector<std::int64_t>> excluded;  ///< sorted, the row itself included
-    std::size_t add(std::size_t row, std::size_t limit, std::vector<std::int64_t> left_out) {
-        left_out.insert(std::upper_bound(left_out.begin(), left_out.end(), static_cast<std::int64_t>(row)),
-                        static_cast<std::int64_t>(row));
-        rows.push_back(row);
-        limits.push_back(limit);
-        excluded.push_back(std::move(left_out));
-        return rows.size() - 1;
-    }
-};
-
-/// Queries per search call of the batch: progress (and an interrupt) between calls, while each
-/// call stays large enough for a device's fixed cost per call not to matter.
-constexpr std::size_t density_chunk = 4096;
-
-/// Searches the queries' rows (as unit vectors, exactly as stored: the similarities are the
-/// ones a self-join of the prefix reports) for their k nearest within their limits, in order of
-/// limit so that each block of queries spans rows it needs, density_chunk queries per call, with
-/// progress (queries done, total) before the first call and after each.
-TopK search_rows(const Corpus& corpus, SearchIndex& index, const DensityQueries& dq, std::size_t k,
-                 std::vector<std::size_t>& order, const ProgressFn& progress) {
-    const std::size_t n = dq.rows.size(), dim = corpus.manifest().dim;
-    order.resize(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return dq.limits[a] < dq.limits[b]; });
-    TopK all = empty_top_k(n, k);
-    std::vector<float> vectors;
-    if (progress) progress(0, n);
-    for (std::size_t first = 0; first < n; first += density_chunk) {
-        const std::size_t m = std::min(density_chunk, n - first);
-        vectors.resize(m * dim);
-        SearchQueries queries;
-        queries.n_queries = m;
-        queries.dim = dim;
-        queries.unit_norm = true;
-        for (std::size_t i = 0; i < m; ++i) {
-            const std::size_t q = order[first + i];
-            corpus.vectors().row_as_f32(dq.rows[q], vectors.data() + i * dim);
-            queries.scope.row_limit.push_back(dq.limits[q]);
-            queries.scope.excluded.add(dq.excluded[q]);
-        }
-        queries.vectors = vectors.data();
-        const TopK part = index.search(queries, k);
-        std::copy(part.rows.begin(), part.rows.end(), all.rows.begin() + static_cast<std::ptrdiff_t>(first * k));
-        std::copy(part.sims.begin(), part.sims.end(), all.sims.begin() + static_cast<std::ptrdiff_t>(first * k));
-        std::copy(part.count.begin(), part.count.end(), all.count.begin() + static_cast<std::ptrdiff_t>(first));
-        if (progress) progress(first + m, n);
-    }
-    return all;
 }
 
 }  // namespace
@@ -155,96 +104,80 @@ Scorer::NeighbourSims Scorer::densities_from_joins(const ScoreInput& input, cons
     const std::size_t p = options_.p;
     const bool needed = (options_.include_self ? options_.q - 1 : options_.q) > 0;
     NeighbourSims out;
-    out.sims.resize(scores.size() * p);
+    out.densities.resize(scores.size() * p);
     out.labels.resize(scores.size());
+    out.paths.resize(scores.size());
     for (std::size_t i = 0; i < scores.size(); ++i) {
         const std::vector<std::int64_t> excluded = sorted_rows(input.excluded, i);
         for (std::size_t r = 0; r < p; ++r)
-            out.sims[i * p + r] = density_sims(static_cast<std::size_t>(top.row(i, r)), scores[i].searchable, excluded);
-        if (needed) out.labels[i] = join_for(scores[i].searchable).computed_by;
+            out.set(i * p + r, density_sims(static_cast<std::size_t>(top.row(i, r)), scores[i].searchable, excluded),
+                    *this);
+        if (!needed) continue;
+        out.labels[i] = join_for(scores[i].searchable).computed_by;
+        out.paths[i] = "self-join";
     }
     return out;
 }
 
+/// Where the densities of one batch come from, per idea: the backends' labels and the paths
+/// ("store", "self-join", "on-demand").
+struct DensitySources {
+    std::vector<std::set<std::string>> labels, paths;
+    explicit DensitySources(std::size_t n) : labels(n), paths(n) {}
+    void add(std::size_t idea, const std::string& label, const char* path) {
+        labels[idea].insert(label);
+        paths[idea].insert(path);
+    }
+};
+
 namespace {
 
-/// A neighbour whose density no stored list serves: idea `idea`'s neighbour `row` at its cutoff.
-struct PendingDensity {
-    std::size_t slot, idea, row, limit;
-};
-
-/// What the batched search found for the pending neighbours.
-struct ComputedDensities {
-    std::map<std::size_t, DensityLists> lists;  ///< by k: the lists to store
-    /// (row, limit) -> (k of its list, its place among lists[k])
-    std::map<std::pair<std::size_t, std::size_t>, std::pair<std::size_t, std::size_t>> list_of;
-    std::vector<std::size_t> x_query;  ///< per pending neighbour: its search with the idea's exclusions, or npos
-    TopK found;
-    std::vector<std::size_t> position;  ///< query -> its place in `found`
-};
-
-/// Neighbours a list at one prefix must keep so that an idea's exclusions (`excluded_below` of
-/// them in the prefix) still leave q: k, doubled until it is enough (a few sizes, so the store
-/// keeps few kinds of segment); 0 when even max_k is not.
-std::size_t list_size_for(std::size_t k, std::size_t q, std::size_t excluded_below) {
-    std::size_t size = k;
-    while (size < q + excluded_below && size < SearchIndex::max_k) size = std::min(2 * size, SearchIndex::max_k);
-    return size >= q + excluded_below ? size : 0;
+std::vector<MissingDensity> missing_of(const std::vector<PendingDensity>& pending) {
+    std::vector<MissingDensity> missing;
+    missing.reserve(pending.size());
+    for (const PendingDensity& d : pending) missing.push_back({d.row, d.limit});
+    return missing;
 }
 
-/// One search for every pending neighbour: for each (row, limit) a list long enough for every
-/// idea that needs it (stored for later runs), and for a neighbour whose idea excludes more
-/// rows than a list of max_k can spare, a search with those exclusions (not stored).
-ComputedDensities search_pending(const Corpus& corpus, SearchIndex& index, const ScoreOptions& options, std::size_t k,
-                                 const std::vector<PendingDensity>& pending,
-                                 const std::vector<std::vector<std::int64_t>>& excluded) {
-    ComputedDensities c;
-    c.x_query.assign(pending.size(), static_cast<std::size_t>(-1));
-    std::map<std::pair<std::size_t, std::size_t>, std::size_t> size_of;  // (row, limit) -> list size
-    for (std::size_t e = 0; e < pending.size(); ++e) {
-        const PendingDensity& d = pending[e];
-        const std::vector<std::int64_t>& x = excluded[d.idea];
-        const auto below = static_cast<std::size_t>(
-            std::lower_bound(x.begin(), x.end(), static_cast<std::int64_t>(d.limit)) - x.begin());
-        const std::size_t size = list_size_for(k, options.q, below);
-        std::size_t& kept = size_of[{d.row, d.limit}];
-        kept = std::max({kept, size, k});
+/// A self-join as lists for the store: every row of the prefix, at the prefix.
+DensityLists lists_of(const SelfJoin& join) {
+    DensityLists lists;
+    lists.k = join.k_stored;
+    for (std::size_t row = 0; row < join.n_rows; ++row) {
+        lists.rows.push_back(static_cast<std::uint32_t>(row));
+        lists.prefixes.push_back(static_cast<std::uint32_t>(join.n_rows));
     }
-    DensityQueries dq;
-    std::vector<std::pair<std::size_t, std::size_t>> keys;
-    std::size_t k_search = k;
-    for (const auto& [key, size] : size_of) {
-        dq.add(key.first, key.second, {});
-        keys.push_back(key);
-        k_search = std::max(k_search, size);
-    }
-    for (std::size_t e = 0; e < pending.size(); ++e) {
-        const PendingDensity& d = pending[e];
-        const std::vector<std::int64_t>& x = excluded[d.idea];
-        const auto below = static_cast<std::size_t>(
-            std::lower_bound(x.begin(), x.end(), static_cast<std::int64_t>(d.limit)) - x.begin());
-        if (list_size_for(k, options.q, below) == 0) c.x_query[e] = dq.add(d.row, d.limit, x);
-    }
-    std::vector<std::size_t> order;
-    c.found = search_rows(corpus, index, dq, k_search, order, options.on_density_progress);
-    c.position.resize(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) c.position[order[i]] = i;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        const std::size_t size = size_of[keys[i]], at = c.position[i] * k_search;
-        DensityLists& lists = c.lists[size];
-        lists.k = size;
-        c.list_of[keys[i]] = {size, lists.rows.size()};
-        lists.rows.push_back(static_cast<std::uint32_t>(keys[i].first));
-        lists.prefixes.push_back(static_cast<std::uint32_t>(keys[i].second));
-        for (std::size_t r = 0; r < size; ++r) {  // the first `size` of k_search: the same order
-            lists.neighbours.push_back(static_cast<std::int32_t>(c.found.rows[at + r]));
-            lists.sims.push_back(c.found.sims[at + r]);
-        }
-    }
-    return c;
+    lists.neighbours.assign(join.rows.begin(), join.rows.end());
+    lists.sims = join.sims;
+    return lists;
 }
 
 }  // namespace
+
+void Scorer::open_store(std::size_t k) {
+    if (store_) store_->refresh();
+    else store_ = std::make_unique<DensityStore>(corpus_, k, options_.write_cache, options_.on_cache_warning);
+}
+
+void Scorer::join_into_store(std::size_t prefix) {
+    const std::size_t k_stored = std::min(options_.q + options_.extra, prefix - 1);
+    bool stored = options_.write_cache;
+    const CacheWarning warn = [&](const std::string& message) {
+        stored = false;
+        if (options_.on_cache_warning) options_.on_cache_warning(message);
+    };
+    SelfJoin join;
+    if (options_.write_cache)
+        join = cached_self_join(corpus_, index_, prefix, options_.q, k_stored, options_.on_density_progress, nullptr, warn);
+    else if (!read_self_join(self_join_cache_path(corpus_, prefix, options_.q, k_stored),
+                             corpus_.manifest().vectors_sha256, prefix, options_.q, k_stored, join))
+        join = index_.self_join(prefix, options_.q, k_stored, options_.on_density_progress);
+    else
+        stored = true;  // an earlier run's cache: the store maps it
+    ++counts_.joins;
+    store_->refresh();
+    if (!stored) store_->append(lists_of(join), join.computed_by);  // kept in memory, or as a segment
+}
 
 Scorer::NeighbourSims Scorer::densities_on_demand(const ScoreInput& input, const TopK& top,
                                                   const std::vector<IdeaScore>& scores) {
@@ -252,58 +185,134 @@ Scorer::NeighbourSims Scorer::densities_on_demand(const ScoreInput& input, const
     const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
     const std::size_t k = std::min(options_.q + options_.extra, SearchIndex::max_k);
     NeighbourSims out;
-    out.sims.resize(n * p);
+    out.densities.resize(n * p);
     out.labels.resize(n);
+    out.paths.resize(n);
     if (need == 0) return out;
-    if (store_) store_->refresh();
-    else store_ = std::make_unique<DensityStore>(corpus_, k, options_.write_cache, options_.on_cache_warning);
+    open_store(k);
     std::vector<std::vector<std::int64_t>> excluded(n);
-    std::vector<std::set<std::string>> labels(n);
+    DensitySources sources(n);
     std::vector<PendingDensity> pending;
-    std::string label;
     for (std::size_t i = 0; i < n; ++i) {
         excluded[i] = sorted_rows(input.excluded, i);
         const std::size_t limit = std::min(scores[i].searchable, corpus_.size());
-        for (std::size_t r = 0; r < p; ++r) {
-            const auto row = static_cast<std::size_t>(top.row(i, r));
-            if (store_->serve(row, limit, excluded[i], need, out.sims[i * p + r], &label)) {
-                labels[i].insert(label);
-                ++counts_.served;
-            } else {
-                pending.push_back({i * p + r, i, row, limit});
-            }
-        }
+        for (std::size_t r = 0; r < p; ++r) pending.push_back({i * p + r, i, static_cast<std::size_t>(top.row(i, r)), limit});
     }
-    if (!pending.empty()) {
-        ComputedDensities c = search_pending(corpus_, index_, options_, k, pending, excluded);
-        ++counts_.searches;
-        for (const auto& [size, lists] : c.lists) {
-            counts_.computed += lists.rows.size();
-            store_->append(lists, index_.label());
-        }
-        for (std::size_t e = 0; e < pending.size(); ++e) {
-            const PendingDensity& d = pending[e];
-            std::vector<float>& sims = out.sims[d.slot];
-            const auto [size, at] = c.list_of.at({d.row, d.limit});
-            const DensityLists& lists = c.lists.at(size);
-            bool done = serve_from_list(&lists.neighbours[at * size], &lists.sims[at * size], size, d.limit, d.limit,
-                                        excluded[d.idea], need, sims);
-            if (!done && c.x_query[e] != static_cast<std::size_t>(-1)) {
-                const std::size_t found_at = c.position[c.x_query[e]], k_search = c.found.k;
-                if (c.found.count[found_at] < need) throw unreachable(options_.q, c.found.count[found_at]);
-                sims.assign(c.found.sims.begin() + static_cast<std::ptrdiff_t>(found_at * k_search),
-                            c.found.sims.begin() + static_cast<std::ptrdiff_t>(found_at * k_search + need));
-                ++counts_.searched_with_exclusions;
-                done = true;
-            }
-            // A list of the whole prefix (it holds fewer rows than the list's size) that the
-            // exclusions leave short.
-            if (!done) throw unreachable(options_.q, sims.size());
-            labels[d.idea].insert(index_.label());
-        }
+    pending = serve_stored(pending, excluded, out, sources, "store");
+    if (!pending.empty() && options_.densities == DensityMethod::by_cost) {
+        const DensityPlan plan = plan_densities(missing_of(pending));
+        if (options_.on_density_plan) options_.on_density_plan(plan.summary());
+        for (const PlannedJoin& join : plan.joins) join_into_store(join.prefix);
+        if (!plan.joins.empty()) pending = serve_stored(pending, excluded, out, sources, "self-join");
+    } else if (!pending.empty() && options_.on_density_plan) {
+        options_.on_density_plan("on demand (" + std::to_string(pending.size()) + " neighbours to search)");
     }
-    for (std::size_t i = 0; i < n; ++i) out.labels[i] = joined(labels[i]);
+    if (!pending.empty()) search_missing(pending, excluded, k, out, sources);
+    for (std::size_t i = 0; i < n; ++i) {
+        out.labels[i] = joined(sources.labels[i]);
+        out.paths[i] = joined(sources.paths[i]);
+    }
     return out;
+}
+
+std::vector<PendingDensity> Scorer::serve_stored(const std::vector<PendingDensity>& pending,
+                                                 const std::vector<std::vector<std::int64_t>>& excluded,
+                                                 NeighbourSims& out, DensitySources& sources, const char* path) {
+    const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
+    std::vector<PendingDensity> left;
+    std::string label;
+    std::vector<float> sims;
+    for (const PendingDensity& d : pending) {
+        if (store_->serve(d.row, d.limit, excluded[d.idea], need, sims, &label)) {
+            out.set(d.slot, sims, *this);
+            sources.add(d.idea, label, path);
+            ++counts_.served;
+        } else {
+            left.push_back(d);
+        }
+    }
+    return left;
+}
+
+namespace {
+
+/// Lists one density search computes at most: its results (lists x k x 12 bytes, and the lists
+/// kept for the store) stay within a few hundred MB however many ideas a call scores.
+constexpr std::size_t lists_per_search = std::size_t(1) << 16;
+
+/// `pending` cut into runs of whole rows (a row's lists at every limit together: its segments
+/// chain), each holding at most lists_per_search distinct (row, limit) lists (more only when one
+/// row alone has more).
+std::vector<std::vector<PendingDensity>> row_groups(std::vector<PendingDensity> pending, std::size_t& n_lists) {
+    std::stable_sort(pending.begin(), pending.end(),
+                     [](const PendingDensity& a, const PendingDensity& b) { return std::tie(a.row, a.limit) < std::tie(b.row, b.limit); });
+    std::vector<std::vector<PendingDensity>> groups(1);
+    std::size_t lists = 0;
+    n_lists = 0;
+    for (std::size_t e = 0; e < pending.size(); ++e) {
+        const bool new_row = e == 0 || pending[e].row != pending[e - 1].row;
+        const bool new_list = new_row || pending[e].limit != pending[e - 1].limit;
+        if (new_row && lists >= lists_per_search) {
+            groups.emplace_back();
+            lists = 0;
+        }
+        lists += new_list ? 1 : 0;
+        n_lists += new_list ? 1 : 0;
+        groups.back().push_back(pending[e]);
+    }
+    return groups;
+}
+
+}  // namespace
+
+void Scorer::search_missing(const std::vector<PendingDensity>& pending,
+                            const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k, NeighbourSims& out,
+                            DensitySources& sources) {
+    std::size_t n_lists = 0, done = 0;
+    const std::vector<std::vector<PendingDensity>> groups = row_groups(pending, n_lists);
+    ScoreOptions group_options = options_;
+    for (const std::vector<PendingDensity>& group : groups) {
+        // Progress over the whole call: lists done before this group, of all the lists.
+        if (options_.on_density_progress)
+            group_options.on_density_progress = [&, offset = done](std::size_t d, std::size_t) {
+                options_.on_density_progress(std::min(offset + d, n_lists), n_lists);
+            };
+        done += search_group(group, excluded, k, group_options, out, sources);
+    }
+}
+
+std::size_t Scorer::search_group(const std::vector<PendingDensity>& pending,
+                                 const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k,
+                                 const ScoreOptions& options, NeighbourSims& out, DensitySources& sources) {
+    const std::size_t need = options_.include_self ? options_.q - 1 : options_.q;
+    const ComputedDensities c = search_pending(corpus_, index_, options, k, pending, excluded);
+    ++counts_.searches;
+    counts_.rows_searched += c.queries;
+    counts_.row_pairs_searched += c.row_pairs;
+    for (const auto& [size, lists] : c.lists) {
+        counts_.computed += lists.rows.size();
+        store_->append(lists, index_.label());
+    }
+    std::vector<float> sims;
+    for (std::size_t e = 0; e < pending.size(); ++e) {
+        const PendingDensity& d = pending[e];
+        const auto [size, at] = c.list_of.at({d.row, d.limit});
+        const DensityLists& lists = c.lists.at(size);
+        bool done = serve_from_list(&lists.neighbours[at * size], &lists.sims[at * size], size, d.limit, d.limit,
+                                    excluded[d.idea], need, sims);
+        if (const auto x = c.with_exclusions.find(e); !done && x != c.with_exclusions.end()) {
+            if (x->second.size() < need) throw unreachable(options_.q, x->second.size());
+            sims = x->second;
+            ++counts_.searched_with_exclusions;
+            done = true;
+        }
+        // A list of the whole prefix (it holds fewer rows than the list's size) that the
+        // exclusions leave short.
+        if (!done) throw unreachable(options_.q, sims.size());
+        out.set(d.slot, sims, *this);
+        sources.add(d.idea, index_.label(), "on-demand");
+    }
+    return c.list_of.size();
 }
 
 }  // namespace novelty

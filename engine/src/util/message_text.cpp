@@ -58,4 +58,14 @@ std::string quote_value(std::string_view value, std::size_t max_bytes) {
     return "'" + out + "'";
 }
 
+std::string thousands(unsigned long long n) {
+    const std::string digits = std::to_string(n);
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
 }  // namespace novelty

@@ -21,4 +21,7 @@ std::string clip_for_message(std::string_view text, std::size_t max_bytes = mess
 /// clip_for_message() in single quotes: 'value', or 'first bytes...' (N bytes).
 std::string quote_value(std::string_view value, std::size_t max_bytes = message_value_bytes);
 
+/// n with its digits grouped by commas: 87691 -> "87,691".
+std::string thousands(unsigned long long n);
+
 }  // namespace novelty

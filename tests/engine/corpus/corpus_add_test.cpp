@@ -296,7 +296,7 @@ std::vector<IdeaScore> score_ideas(const Corpus& corpus, const std::vector<float
     ScoreOptions options;
     options.p = 12;
     options.q = 6;
-    options.full_self_join = full;
+    options.densities = full ? DensityMethod::self_join : DensityMethod::on_demand;
     auto idx = make_cpu_backend()->build(VectorView::of(corpus.vectors()));
     Scorer scorer(corpus, *idx, options);
     auto scores = scorer.score(input);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <utility>
@@ -142,7 +143,7 @@ TEST(DensityStore, OnDemandEqualsTheFullSelfJoinBitForBit) {
         options.split_row = 200;
         const Ideas ideas = make_ideas(rows, 40, include_self ? 12 : 11, 40);
         ScoreOptions full = options;
-        full.full_self_join = true;
+        full.densities = DensityMethod::self_join;
         DensityCounts counts;
         const auto want = score_with(reference, full, ideas.input);
         const auto got = score_with(on_demand, options, ideas.input, &counts, storage);
@@ -187,7 +188,7 @@ TEST(DensityStore, ASecondRunComputesNothingAndShorterCutoffsReuseLongerLists) {
     for (std::size_t i = 0; i < cut.input.n_ideas; ++i) cut.input.row_limit[i] = n_papers - 20 - i;
     DensityCounts counts;
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     expect_identical(score_with(corpus, options, cut.input, &counts), score_with(reference, full, cut.input), "cutoffs");
     EXPECT_GT(counts.served, 0u) << "lists of the whole corpus serve cutoffs just below it";
 }
@@ -262,7 +263,7 @@ TEST(DensityStore, CompactionKeepsResultsAndBoundsListsPerPaper) {
     options.p = 10;
     options.q = 5;
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     // Runs with other cutoffs each append a segment; past max_segments they are merged.
     for (std::uint32_t run = 0; run < DensityStore::max_segments + 3; ++run) {
         Ideas ideas = make_ideas(rows, 6, 100 + run, 30);
@@ -356,9 +357,109 @@ TEST(DensityStore, ExclusionsBeyondTheLongestListAreSearchedWithThem) {
     input.excluded.add(excluded);
     input.excluded.add({});
     ScoreOptions full = options;
-    full.full_self_join = true;
+    full.densities = DensityMethod::self_join;
     DensityCounts counts;
     expect_identical(score_with(corpus, options, input, &counts), score_with(reference, full, input), "many exclusions");
     EXPECT_EQ(counts.searched_with_exclusions, options.p);
     EXPECT_EQ(counts.searches, 1u);
+}
+
+namespace {
+
+/// n ideas near corpus rows (a row's vector plus noise), all with `limit`, no exclusions.
+Ideas plain_ideas(const std::vector<float>& corpus_rows, std::size_t n_ideas, std::uint32_t seed, std::size_t limit) {
+    Ideas ideas;
+    ideas.vectors = test::random_unit_rows(n_ideas, dim, seed);
+    std::mt19937 rng(seed);
+    for (std::size_t i = 0; i < n_ideas; ++i) {
+        const std::size_t row = rng() % n_papers;
+        for (std::size_t d = 0; d < dim; ++d) ideas.vectors[i * dim + d] = corpus_rows[row * dim + d] + 0.3f * ideas.vectors[i * dim + d];
+    }
+    ideas.input.n_ideas = n_ideas;
+    ideas.input.dim = dim;
+    ideas.input.row_limit.assign(n_ideas, limit);
+    ideas.input.vectors = ideas.vectors.data();
+    return ideas;
+}
+
+}  // namespace
+
+// The default chooses by cost: a batch that reaches a few papers searches them; one that reaches
+// most of the corpus self-joins it (stored as `novelty index` stores it); --densities on-demand
+// still searches. Every way gives the reference's bits.
+TEST(DensityStore, TheCostChoiceSearchesForAFewIdeasAndSelfJoinsForMany) {
+    const auto rows = tied_rows();
+    TempDir ref_dir;
+    const Corpus reference(Corpus::open(test::make_scoring_corpus(ref_dir, rows, dim)));
+    ScoreOptions options;
+    options.p = 12;
+    options.q = 6;
+    ScoreOptions full = options;
+    full.densities = DensityMethod::self_join;
+    struct Case {
+        std::size_t n_ideas;
+        DensityMethod method;
+        bool joins;
+    };
+    for (const Case& c : {Case{2, DensityMethod::by_cost, false}, Case{150, DensityMethod::by_cost, true},
+                          Case{150, DensityMethod::on_demand, false}}) {
+        SCOPED_TRACE(std::to_string(c.n_ideas) + " ideas, method " + std::to_string(static_cast<int>(c.method)));
+        TempDir dir;
+        const Corpus corpus(Corpus::open(test::make_scoring_corpus(dir, rows, dim)));
+        const Ideas ideas = plain_ideas(rows, c.n_ideas, 40, n_papers);
+        ScoreOptions chosen = options;
+        chosen.densities = c.method;
+        std::vector<std::string> plans;
+        chosen.on_density_plan = [&](const std::string& plan) { plans.push_back(plan); };
+        DensityCounts counts;
+        const auto got = score_with(corpus, chosen, ideas.input, &counts);
+        expect_identical(got, score_with(reference, full, ideas.input), "chosen");
+        ASSERT_EQ(plans.size(), 1u);
+        EXPECT_EQ(counts.joins, c.joins ? 1u : 0u) << plans[0];
+        EXPECT_EQ(files_named(dir.file("c"), "selfjoin-q6-k14-rows360"), c.joins ? 1u : 0u);
+        EXPECT_EQ(plans[0].rfind(c.joins ? "self-join of 360 rows" : "on demand", 0), 0u) << plans[0];
+        EXPECT_EQ(counts.computed == 0, c.joins) << "a join leaves nothing to search";
+        for (const IdeaScore& s : got) EXPECT_EQ(s.densities_path, c.joins ? "self-join" : "on-demand");
+        // A later run reads what this one stored.
+        const auto again = score_with(corpus, chosen, ideas.input, &counts);
+        EXPECT_EQ(counts.joins + counts.computed, 0u);
+        for (const IdeaScore& s : again) EXPECT_EQ(s.densities_path, "store");
+    }
+}
+
+// A neighbour missing its list at two cutoffs is searched over [0, lower) and [lower, upper),
+// once up to its largest cutoff, and both lists are exact.
+TEST(DensityStore, ARowMissingAtSeveralCutoffsIsSearchedOnceUpToItsLargest) {
+    const auto rows = tied_rows();
+    TempDir a, b;
+    const Corpus corpus(Corpus::open(test::make_scoring_corpus(a, rows, dim)));
+    const Corpus reference(Corpus::open(test::make_scoring_corpus(b, rows, dim)));
+    ScoreOptions options;
+    options.p = 12;
+    options.q = 6;
+    options.densities = DensityMethod::on_demand;
+    Ideas ideas = plain_ideas(rows, 6, 41, n_papers);
+    for (std::size_t i = 0; i < 6; ++i) {  // pairs of ideas: one vector at two cutoffs
+        std::copy_n(ideas.vectors.begin() + (i / 2) * 2 * dim, dim, ideas.vectors.begin() + i * dim);
+        ideas.input.row_limit[i] = i % 2 ? n_papers : 250;
+    }
+    DensityCounts counts;
+    ScoreOptions full = options;
+    full.densities = DensityMethod::self_join;
+    const auto got = score_with(corpus, options, ideas.input, &counts);
+    expect_identical(got, score_with(reference, full, ideas.input), "two cutoffs");
+    std::map<std::int64_t, std::size_t> largest;  // each neighbour row: its largest cutoff
+    std::set<std::pair<std::int64_t, std::size_t>> keys;
+    for (std::size_t i = 0; i < 6; ++i)
+        for (std::size_t r = 0; r < options.p; ++r) {
+            const std::int64_t row = got[i].neighbor_rows[r];
+            largest[row] = std::max(largest[row], ideas.input.row_limit[i]);
+            keys.insert({row, ideas.input.row_limit[i]});
+        }
+    std::uint64_t once = 0, per_cutoff = 0;
+    for (const auto& [row, limit] : largest) once += limit;
+    for (const auto& [row, limit] : keys) per_cutoff += limit;
+    ASSERT_LT(once, per_cutoff) << "some neighbours are shared between the two cutoffs";
+    EXPECT_EQ(counts.row_pairs_searched, once);
+    EXPECT_EQ(counts.rows_searched, keys.size()) << "one query per (row, cutoff): a segment each";
 }

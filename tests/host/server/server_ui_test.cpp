@@ -317,7 +317,10 @@ TEST_F(ServerUiTest, ScoreJobGivesTheScoreReplyWithProgress) {
     ASSERT_EQ(got.size(), 70u);
     for (std::size_t i = 0; i < 70; ++i) {
         EXPECT_EQ(got[i]["id"], expected[i]["id"]);
-        EXPECT_EQ(got[i]["provenance"], expected[i]["provenance"]);
+        json got_provenance = got[i]["provenance"], want_provenance = expected[i]["provenance"];
+        got_provenance.erase("densities_path");  // the job searched what the direct call then read from the store
+        want_provenance.erase("densities_path");
+        EXPECT_EQ(got_provenance, want_provenance);
         for (const char* key : {"rnd", "hd", "density"})
             EXPECT_NEAR(got[i]["scores"][key].get<double>(), expected[i]["scores"][key].get<double>(), 1e-5) << key;
         EXPECT_EQ(got[i]["neighbors"][0]["id"], expected[i]["neighbors"][0]["id"]);

@@ -18,7 +18,7 @@ struct ScoreRunSettings {
     std::set<std::string> methods;  ///< empty: rnd, hd, on, density
     std::string split;              ///< "" = none
     std::string historical_from;    ///< "" = the paper's 2011 when it lies before the split; "none"; a date
-    bool full_self_join = false;    ///< densities from a full self-join of each prefix (the reference path)
+    DensityMethod densities = DensityMethod::by_cost;  ///< how missing densities are found (ScoreOptions::densities)
     bool write_cache = true;        ///< store what is computed in the corpus directory
 };
 
@@ -34,6 +34,10 @@ extern const char* const score_methods[8];
 /// outside 1..max_k, rel_hd or rnd_hd with fewer than 5 neighbours of q left (6 with
 /// include_self: each neighbour's HD is read from its q nearest papers).
 void check_score_settings(const ScoreRunSettings& settings);
+
+/// "auto" (by_cost), "on-demand" or "self-join", as every edge names them; UsageError naming
+/// "densities" otherwise.
+DensityMethod density_method(const std::string& name);
 
 /// The run of `settings` (checked by check_score_settings) on `corpus` with a backend labelled
 /// `backend_label`. Throws UsageError naming split or historical_from for a date it cannot read

@@ -8,12 +8,26 @@
 
 #include <memory>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace novelty {
+
+/// How the neighbours' densities that the density store lacks are found.
+enum class DensityMethod {
+    /// The default: the prefixes whose symmetric self-join costs less than searching the rows the
+    /// ideas reach are self-joined (and stored as `novelty index` stores them); the rest are
+    /// searched on demand (plan_densities, docs/scoring.md).
+    by_cost,
+    /// Every missing list searched on demand and appended to the store.
+    on_demand,
+    /// The reference: each idea's neighbour densities from the full self-join of its row prefix
+    /// (computed and cached per prefix), the store not consulted.
+    self_join,
+};
 
 struct ScoreOptions {
     std::size_t p = 100;          ///< neighbours whose densities form the reference distribution
@@ -38,10 +52,15 @@ struct ScoreOptions {
     /// Store self-joins computed on demand in the corpus's cache directory. False (a server that
     /// must not write into its corpus): caches are still read, computed joins stay in memory.
     bool write_cache = true;
-    /// The reference path (tests): each idea's neighbour densities from the full self-join of
-    /// its row prefix (computed and cached per prefix, as `novelty index` does), instead of the
-    /// density store's lists computed on demand. Both give the same results, bit for bit.
-    bool full_self_join = false;
+    /// How the densities the store lacks are found (DensityMethod); every method gives the same
+    /// results, bit for bit.
+    DensityMethod densities = DensityMethod::by_cost;
+    /// Told, for each score() call whose ideas lack densities in the store, how they will be
+    /// found: "self-join of 87,691 rows (41,022 reached)", "on demand (1,204 lists searched)", ...
+    /// (DensityPlan::summary), before the work starts.
+    std::function<void(const std::string&)> on_density_plan;
+    /// Progress of the ideas' own searches in score(): ideas searched, of the call's total.
+    ProgressFn on_search_progress;
 };
 
 /// How the densities of the neighbours scored so far were found (Scorer::density_counts).
@@ -51,7 +70,12 @@ struct DensityCounts {
     /// Neighbours whose idea excludes more rows of the prefix than a list of max_k can spare:
     /// searched with those exclusions, in the same batch, and not stored.
     std::size_t searched_with_exclusions = 0;
-    std::size_t searches = 0;  ///< batched searches run for them (at most one per score call, in calls of 4,096 rows)
+    std::size_t searches = 0;  ///< batched searches run for them (one per 65,536 lists of a score call, each in calls of 4,096 rows)
+    std::size_t rows_searched = 0;  ///< queries of those searches (a row's segments between its prefixes count each)
+    /// Query-row pairs those searches spanned: a row missing lists at several cutoffs spans up to
+    /// its largest once, not once per cutoff.
+    std::uint64_t row_pairs_searched = 0;
+    std::size_t joins = 0;     ///< prefixes self-joined (or read from an earlier run's cache) because cheaper
 };
 
 /// The ideas to score: float32 vectors (normalised by the scorer), per idea a searchable row
@@ -100,6 +124,11 @@ struct IdeaScore {
     /// (SelfJoin::computed_by; it may be an earlier run's cache); empty when no self-join was
     /// needed (q = 1 with include_self) or the cache predates the label.
     std::string densities_by;
+    /// How those densities were found, comma-separated when several ways served its neighbours:
+    /// "store" (a list kept by an earlier call or run, or `novelty index`'s cache), "self-join"
+    /// (a prefix joined by this call because cheaper, or the reference path), "on-demand"
+    /// (searched by this call); empty when none was needed.
+    std::string densities_path;
 };
 
 /// Papers an idea can reach: rows [0, row_limit) (capped at n_rows) less its distinct excluded
@@ -114,6 +143,8 @@ std::size_t reachable_papers(std::size_t row_limit, std::size_t n_rows, const st
 std::string reach_problem(std::size_t p, std::size_t q, std::size_t reachable, const std::string& cutoff);
 
 class DensityStore;
+struct PendingDensity;
+struct DensitySources;
 
 /// Scores ideas. A neighbour's density at an idea's cutoff and exclusions is read from the
 /// corpus's density store (density_store.hpp) when a stored list serves it; the lists missing
@@ -133,13 +164,40 @@ public:
     const DensityCounts& density_counts() const { return counts_; }
 
 private:
-    /// Per idea i and neighbour rank r < p (index i * p + r): the similarities its density
-    /// averages; per idea, the labels of the backends that computed them.
-    struct NeighbourSims {
-        std::vector<std::vector<float>> sims;
-        std::vector<std::string> labels;
+    /// One neighbour's densities over its q nearest (cosine and Euclidean means) and its HD over
+    /// its hd_neighbors nearest (NaN when relative HD is not possible).
+    struct NeighbourDensity {
+        double cosine = 0, euclidean = 0, hd = 0;
     };
+    /// Per idea i and neighbour rank r < p (index i * p + r): its densities, reduced as soon as
+    /// its similarities are found (n x p x 24 bytes, not the similarities themselves); per idea,
+    /// the labels of the backends that computed them and how they were found.
+    struct NeighbourSims {
+        std::vector<NeighbourDensity> densities;
+        std::vector<std::string> labels;
+        std::vector<std::string> paths;  ///< IdeaScore::densities_path
+        /// Reduces the similarities a density averages (q, or q - 1 with include_self) into slot.
+        void set(std::size_t slot, const std::vector<float>& sims, const Scorer& scorer);
+    };
+    bool relative_hd_possible() const;
     NeighbourSims densities_on_demand(const ScoreInput& input, const TopK& top, const std::vector<IdeaScore>& scores);
+    void open_store(std::size_t k);
+    /// Self-joins rows [0, prefix) into the store (as `novelty index` caches it; in memory when
+    /// the corpus cannot be written), or maps an earlier run's cache of it.
+    void join_into_store(std::size_t prefix);
+    /// Fills out.sims for the pending densities some stored list serves; returns the others.
+    std::vector<PendingDensity> serve_stored(const std::vector<PendingDensity>& pending,
+                                             const std::vector<std::vector<std::int64_t>>& excluded,
+                                             NeighbourSims& out, DensitySources& sources, const char* path);
+    /// Batched searches (density_search.hpp) for the pending densities, a bounded number of
+    /// lists each (whole rows together); stores their lists.
+    void search_missing(const std::vector<PendingDensity>& pending,
+                        const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k, NeighbourSims& out,
+                        DensitySources& sources);
+    /// One of them; returns the lists it computed.
+    std::size_t search_group(const std::vector<PendingDensity>& pending,
+                             const std::vector<std::vector<std::int64_t>>& excluded, std::size_t k,
+                             const ScoreOptions& options, NeighbourSims& out, DensitySources& sources);
     NeighbourSims densities_from_joins(const ScoreInput& input, const TopK& top, const std::vector<IdeaScore>& scores);
     const SelfJoin& join_for(std::size_t n_rows);
     /// The similarities of a corpus row's nearest other rows within the prefix, less the excluded:
@@ -149,6 +207,8 @@ private:
     /// papers (HD) and, with a split, its nearest contemporary ones (CD).
     struct Searches;
     Searches search_all(const SearchQueries& queries);
+    /// index_.search, in calls of a few thousand ideas when on_search_progress is set.
+    TopK search_ideas(const SearchQueries& queries, std::size_t k);
     void score_idea(std::size_t i, const Searches& found, const NeighbourSims& sims, IdeaScore& s);
     void score_relative(std::size_t i, const TopK& top, const NeighbourSims& sims, IdeaScore& s);
     void score_hd_on(std::size_t i, const Searches& found, IdeaScore& s);
