@@ -150,7 +150,7 @@ class Index:
         Top-k rows per query: (sims float32 n x k, rows int64 n x k, counts int64 n); similarity descending, ties by lower row; slots past counts[i] hold row -1 and similarity -inf.
         """
 
-def score(index: Index, ideas: Resolved, vectors: Annotated[NDArray, dict(device='cpu', writable=False)] | None, p: int, q: int, methods: Set[str], split: str, historical_from: str, include_self: bool, extra: int, evidence: int, progress: object | None = None) -> list[str]:
+def score(index: Index, ideas: Resolved, vectors: Annotated[NDArray, dict(device='cpu', writable=False)] | None, p: int, q: int, methods: Set[str], split: str, historical_from: str, include_self: bool, extra: int, evidence: int, progress: object | None = None, densities: str = 'auto') -> list[str]:
     """
     Scores resolved ideas (with `vectors`, an array of one row per idea; else their own); one JSON text per idea, as `novelty score` writes it.
     """
