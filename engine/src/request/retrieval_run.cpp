@@ -102,10 +102,24 @@ RetrievalRanker::RetrievalRanker(const Corpus& corpus, RetrievalSettings setting
     // Rankings that are only cut to k need no more than k rows; fused ones go deeper.
     depth_ = fusing ? std::max(settings_.k, std::min(settings_.fusion_depth, SearchBackend::max_k)) : settings_.k;
     // Through the corpus's own connection: the papers its rows are, even if DIR was replaced since.
-    if (need_bm25_) bm25_ = std::make_unique<Bm25Index>(corpus_);
+    // Opening (and below, closing) its statements uses that connection too, so under the guard:
+    // another thread may be reading a paper through it at the same moment.
+    if (need_bm25_) with_corpus([&] { bm25_ = std::make_unique<Bm25Index>(corpus_); });
 }
 
-RetrievalRanker::~RetrievalRanker() = default;
+RetrievalRanker::~RetrievalRanker() {
+    if (!bm25_) return;
+    try {
+        with_corpus([&] { bm25_.reset(); });
+    } catch (...) {
+        bm25_.reset();  // a guard that cannot be taken here: the statements are still finalised
+    }
+}
+
+void RetrievalRanker::with_corpus(const std::function<void()>& use) {
+    if (guard_) guard_(use);
+    else use();
+}
 
 bool RetrievalRanker::need_text() const {
     return need_bm25_ || !modes_.empty();
@@ -174,8 +188,7 @@ Ranking RetrievalRanker::bm25_one(const SearchQueries& scopes, std::size_t i, co
     const auto rank = [&] {
         ranking = bm25_->rank(text, row_limit_of(scopes.scope, i), excluded_of(scopes.scope, i), depth_, scopes.scope.filter(i));
     };
-    if (guard_) guard_(rank);
-    else rank();
+    with_corpus(rank);
     return ranking;
 }
 

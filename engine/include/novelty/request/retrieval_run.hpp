@@ -112,6 +112,8 @@ public:
 
 private:
     Ranking dense_one(const SearchQueries& scopes, std::size_t i, const std::vector<float>& vectors, std::size_t v);
+    /// Runs `use` inside guard_ (as is without one): every use of the corpus's connection.
+    void with_corpus(const std::function<void()>& use);
     /// The BM25 ranking of `text` for query i of `scopes`, inside guard_.
     Ranking bm25_one(const SearchQueries& scopes, std::size_t i, const std::string& text);
     void rank_rewrites(const RetrievalBatch& batch, std::size_t i, const RewritesById& rewrites, RankingsByTag& out);
